@@ -1,0 +1,44 @@
+# The two commands a new user runs: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test bench openapi lint typecheck clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip "setuptools>=68" wheel
+
+# Stamps are named after pyproject.toml's hash, so changing dependencies reinstalls.
+DEPS_HASH := $(shell cat pyproject.toml examples/rlvr-plugin-example/pyproject.toml | cksum | cut -d' ' -f1)
+
+$(VENV)/.run-$(DEPS_HASH): $(VENV)/bin/python
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(VENV)/.dev-$(DEPS_HASH): $(VENV)/bin/python
+	$(PIP) install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.run-$(DEPS_HASH)
+
+run: $(VENV)/.run-$(DEPS_HASH)
+	$(VENV)/bin/rlvr serve --host $(HOST) --port $(PORT)
+
+test: $(VENV)/.dev-$(DEPS_HASH)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.dev-$(DEPS_HASH)
+	$(PY) bench/service.py
+	@for b in bench/math.py bench/sandbox.py; do [ -f $$b ] && $(PY) $$b || true; done
+
+openapi: $(VENV)/.run-$(DEPS_HASH)
+	$(VENV)/bin/rlvr openapi -o openapi.yaml
+
+lint: $(VENV)/.dev-$(DEPS_HASH)
+	$(VENV)/bin/ruff check service verifiers sandboxes trainer tests bench
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+"""rlvr's HTTP service: batch grading over pluggable verifiers."""
+
+__version__ = "0.1.0"

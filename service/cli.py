@@ -1,0 +1,114 @@
+"""`rlvr`: the command line. Every `serve` flag is a field of `service.settings.Settings`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from service.settings import Settings
+
+
+def _flag_type(annotation: Any) -> tuple[Any, list[str] | None, bool]:
+    """argparse type, choices, and whether it is a boolean flag."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        annotation = args[0] if len(args) == 1 else str
+        origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return str, [str(a) for a in typing.get_args(annotation)], False
+    if annotation is bool:
+        return None, None, True
+    if annotation in (int, float):
+        return annotation, None, False
+    return str, None, False
+
+
+def add_settings_flags(parser: argparse.ArgumentParser, only: set[str] | None = None) -> None:
+    group = parser.add_argument_group("settings (also read from RLVR_<NAME> environment variables)")
+    for name, field in Settings.model_fields.items():
+        if only is not None and name not in only:
+            continue
+        flag = "--" + name.replace("_", "-")
+        kind, choices, is_bool = _flag_type(field.annotation)
+        default = "one per core" if field.default_factory is not None else field.default
+        helptext = f"{field.description} [env RLVR_{name.upper()}; default: {default}]"
+        if is_bool:
+            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=helptext)
+        else:
+            group.add_argument(flag, dest=name, type=kind, choices=choices, default=None, help=helptext)
+
+
+def apply_flags(args: argparse.Namespace) -> Settings:
+    """Flags become RLVR_* variables so worker processes see the same settings."""
+    for name in Settings.model_fields:
+        value = getattr(args, name, None)
+        if value is not None:
+            os.environ[f"RLVR_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
+    from service.settings import get_settings
+
+    get_settings.cache_clear()
+    try:
+        return get_settings()
+    except Exception as exc:  # pydantic's message names the field
+        raise SystemExit(f"rlvr: invalid settings: {exc}") from exc
+
+
+def _serve(args: argparse.Namespace) -> int:
+    settings = apply_flags(args)
+    import uvicorn
+
+    from service.app import create_app
+
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=False,
+        timeout_graceful_shutdown=5,
+    )
+    return 0
+
+
+def openapi_document() -> str:
+    import yaml
+
+    from service.app import create_app
+
+    return yaml.safe_dump(create_app().openapi(), sort_keys=False, allow_unicode=True)
+
+
+def _openapi(args: argparse.Namespace) -> int:
+    text = openapi_document()
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rlvr", description="Verifier and reward service for RLVR.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="Run the HTTP service.", description="Run the HTTP grading service.")
+    add_settings_flags(serve)
+    serve.set_defaults(func=_serve)
+    spec = sub.add_parser("openapi", help="Print the OpenAPI document as YAML.")
+    spec.add_argument("-o", "--output", default="-", help="File to write (default: stdout).")
+    spec.set_defaults(func=_openapi)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

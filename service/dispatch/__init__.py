@@ -1,0 +1,22 @@
+"""The dispatcher seam: how units get from the API to worker processes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from service.work import Unit, UnitResult
+
+
+class Dispatcher(Protocol):
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def run(self, units: Sequence[Unit]) -> list[UnitResult]:
+        """Verify `units`; results in the same order. Never raises for a unit's own failure."""
+        ...
+
+    def health(self) -> dict[str, Any]:
+        """State for /readyz; `ready` says whether it can take work."""
+        ...

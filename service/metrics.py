@@ -1,0 +1,25 @@
+"""Prometheus metrics, one registry per app so that tests can run several apps."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+LATENCY_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.items = Counter("rlvr_items", "Graded units by verifier and verdict", ["verifier", "verdict"], registry=r)
+        self.latency = Histogram(
+            "rlvr_verify_seconds", "Verification time per unit", ["verifier"], buckets=LATENCY_BUCKETS_S, registry=r
+        )
+        self.cache_hits = Counter("rlvr_cache_hits", "Verdict cache hits", registry=r)
+        self.cache_misses = Counter("rlvr_cache_misses", "Verdict cache misses", registry=r)
+        self.in_flight = Gauge("rlvr_in_flight_items", "Units being graded now", registry=r)
+        self.requests = Counter("rlvr_grade_requests", "Grade requests by HTTP status", ["status"], registry=r)
+        self.worker_restarts = Counter(
+            "rlvr_worker_restarts", "Verifier worker processes replaced", ["reason"], registry=r
+        )
+        self.rejected = Counter("rlvr_rejected_requests", "Requests refused before grading", ["reason"], registry=r)

@@ -1,0 +1,112 @@
+"""HTTP contract v1: request and response bodies of the API (field names are binding)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+from verifiers.base import Verdict
+
+
+class VerifierRef(BaseModel):
+    """One entry of a composite verifier list: reward = Σ weight·score."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    name: str = Field(min_length=1, max_length=200, description="Registered verifier name.")
+    weight: float = Field(1.0, ge=-1e6, le=1e6, description="Weight of this verifier's score.")
+    params: dict[str, Any] = Field(default_factory=dict, description="This verifier's parameters.")
+
+
+def _verifier_shape(value: Any) -> str:
+    return "verifier-list" if isinstance(value, list) else "verifier-name"
+
+
+# A discriminated union, so that a bad list is reported as a bad list, not also as "not a string".
+VerifierField = Annotated[
+    Annotated[str, Tag("verifier-name")] | Annotated[list[VerifierRef], Tag("verifier-list")],
+    Discriminator(_verifier_shape),
+]
+UNION_TAGS = frozenset({"verifier-name", "verifier-list"})
+
+
+class GradeItem(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    id: str | None = Field(None, max_length=1000, description="Echoed back in the result.")
+    prompt: str = Field("", description="The prompt the response answers.")
+    response: str = Field(description="The text to grade.")
+    verifier: VerifierField = Field(
+        description="A verifier name, or a weighted list of verifiers.",
+        examples=["format", [{"name": "math", "weight": 1.0}, {"name": "format", "weight": 0.1}]],
+    )
+    ground_truth: Any = Field(None, description="Whatever the verifier's ground-truth schema accepts.")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Verifier parameters when `verifier` is a name."
+    )
+    group: str | None = Field(None, max_length=1000, description="Id of the prompt group (GRPO).")
+    metadata: dict[str, Any] | None = Field(None, description="Opaque; ignored by grading.")
+
+
+class GradeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    items: list[GradeItem] = Field(description="Items to grade; results come back in this order.")
+    deadline_s: float | None = Field(
+        None, gt=0, description="Per-item deadline for this request, up to the server's max_deadline_s."
+    )
+
+
+class GradeResult(BaseModel):
+    id: str | None
+    reward: float
+    verdict: Verdict
+    mask: bool = Field(description="True when the grader itself failed: drop the item, do not learn from it.")
+    scores: dict[str, float]
+    reason: str
+    details: dict[str, Any]
+    cached: bool
+    elapsed_ms: float
+    group: str | None = None
+
+
+class GradeStats(BaseModel):
+    items: int
+    unique: int = Field(description="Distinct (verifier, params, ground truth, response) units.")
+    cache_hits: int
+    dispatched: int
+    elapsed_ms: float
+    verdicts: dict[str, int]
+
+
+class GradeResponse(BaseModel):
+    results: list[GradeResult]
+    stats: GradeStats
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+class VerifierInfo(BaseModel):
+    name: str
+    version: str | None = None
+    description: str | None = None
+    params_schema: dict[str, Any] | None = None
+    ground_truth_schema: dict[str, Any] | None = None
+    default_deadline_s: float | None = None
+    available: bool
+    availability: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = Field(None, description="Why the plugin failed to load, if it did.")
+    source: str
+
+
+class VerifierList(BaseModel):
+    verifiers: list[VerifierInfo]

@@ -1,0 +1,72 @@
+"""All configuration, read once from `RLVR_*` environment variables.
+
+Every limit is a named default here; `rlvr serve --help` lists these fields.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_MAX_ITEMS = 10_000
+DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
+DEFAULT_DEADLINE_S = 10.0
+DEFAULT_MAX_DEADLINE_S = 120.0
+DEFAULT_CACHE_ENTRIES = 100_000
+DEFAULT_CHUNK_SIZE = 32
+DEFAULT_MAX_IN_FLIGHT = 200_000
+DEFAULT_WORKER_MAX_RSS_MB = 2048
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RLVR_", extra="ignore")
+
+    host: str = Field("127.0.0.1", description="Address to bind.")
+    port: int = Field(8000, ge=0, le=65535, description="Port to bind.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Log level.")
+
+    workers: int = Field(
+        default_factory=lambda: os.cpu_count() or 1,
+        ge=1,
+        le=512,
+        description="Verifier worker processes (default: one per core).",
+    )
+    chunk_size: int = Field(
+        DEFAULT_CHUNK_SIZE, ge=1, le=10_000, description="Items sent to a worker (or a stream entry) at once."
+    )
+    max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="Items allowed per request.")
+    max_request_bytes: int = Field(DEFAULT_MAX_REQUEST_BYTES, ge=1024, description="Bytes allowed per request body.")
+    default_deadline_s: float = Field(
+        DEFAULT_DEADLINE_S, gt=0, description="Per-item deadline when neither request nor verifier sets one."
+    )
+    max_deadline_s: float = Field(
+        DEFAULT_MAX_DEADLINE_S, gt=0, description="Largest per-item deadline a request may ask for."
+    )
+    worker_max_rss_mb: int = Field(
+        DEFAULT_WORKER_MAX_RSS_MB, ge=64, description="Address-space limit of a verifier worker process, MiB."
+    )
+    max_in_flight: int = Field(
+        DEFAULT_MAX_IN_FLIGHT, ge=1, description="Items being graded at once; past it requests get 429."
+    )
+
+    cache_entries: int = Field(DEFAULT_CACHE_ENTRIES, ge=0, description="In-memory verdict cache size (0 = off).")
+    cache_ttl_s: int = Field(7 * 24 * 3600, ge=1, description="Verdict TTL in the Redis cache.")
+
+    redis_url: str | None = Field(None, description="Switch the dispatcher and cache to Redis (redis://...).")
+
+    sandbox: Literal["local", "docker"] = Field("local", description="Sandbox backend for untrusted code.")
+    min_isolation: Literal["none", "rlimits", "namespaces", "full"] = Field(
+        "namespaces", description="Least sandbox isolation the code verifier accepts."
+    )
+    allow_weak_isolation: bool = Field(
+        False, description="Run code even when the sandbox is below min_isolation (operator opt-out)."
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,174 @@
+"""The unit of work and how a worker process executes it.
+
+A *unit* is one (verifier, params, ground truth, response) to verify: an item with a
+composite verifier is several units. Units travel to worker processes (embedded pool
+or Redis stream) as plain JSON-able data, and results come back the same way, so the
+same code serves every dispatcher.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+import traceback
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from verifiers.base import GradeInput, Outcome, Verdict
+from verifiers.registry import LoadedVerifier, Registry, default_registry
+
+PREPARED_CACHE_ENTRIES = 4096
+MAX_REASON_CHARS = 4000
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def prepared_key(verifier: str, version: str, params_json: str, ground_truth_json: str) -> str:
+    payload = "\x1f".join((verifier, version, params_json, ground_truth_json))
+    return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
+
+
+def unit_key(prep_key: str, response: str) -> str:
+    """The verdict-cache key: (verifier, version, params, ground truth) and the response."""
+    h = hashlib.blake2b(prep_key.encode(), digest_size=20)
+    h.update(b"\x1f")
+    h.update(response.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+@dataclass(slots=True)
+class Unit:
+    key: str
+    prep_key: str
+    verifier: str
+    params: Any
+    ground_truth: Any
+    prompt: str
+    response: str
+    deadline_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Unit:
+        return cls(**data)
+
+
+@dataclass(slots=True)
+class UnitResult:
+    score: float
+    verdict: str
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    mask: bool = False
+    elapsed_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> UnitResult:
+        return cls(**data)
+
+    @property
+    def cacheable(self) -> bool:
+        # Timeouts depend on load and masks on infrastructure: neither is a fact about the response.
+        return not self.mask and self.verdict not in (Verdict.TIMEOUT.value, Verdict.ERROR.value)
+
+
+def infrastructure_failure(reason: str, **details: Any) -> UnitResult:
+    return UnitResult(0.0, Verdict.ERROR.value, reason, dict(details), mask=True)
+
+
+def timed_out(deadline_s: float) -> UnitResult:
+    return UnitResult(
+        0.0,
+        Verdict.TIMEOUT.value,
+        f"grading exceeded the item deadline of {deadline_s:g}s",
+        {"deadline_s": deadline_s},
+        mask=False,
+        elapsed_ms=deadline_s * 1000.0,
+    )
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """Details must survive JSON with allow_nan=False: odd values become strings."""
+    if depth > 32:
+        return repr(value)[:200]
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, dict):
+        return {str(k): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v, depth + 1) for v in value]
+    return repr(value)[:MAX_REASON_CHARS]
+
+
+def _result_from_outcome(outcome: Any, verifier: str) -> UnitResult:
+    if not isinstance(outcome, Outcome):
+        return infrastructure_failure(f"verifier {verifier!r} returned {type(outcome).__name__}, not an Outcome")
+    score = outcome.score
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        return infrastructure_failure(f"verifier {verifier!r} returned a non-finite or non-numeric score")
+    if not 0.0 <= score <= 1.0:
+        return infrastructure_failure(f"verifier {verifier!r} returned score {score!r} outside [0, 1]")
+    try:
+        verdict = Verdict(outcome.verdict).value
+    except ValueError:
+        return infrastructure_failure(f"verifier {verifier!r} returned unknown verdict {outcome.verdict!r}")
+    details = json_safe(outcome.details if isinstance(outcome.details, dict) else {"value": outcome.details})
+    return UnitResult(
+        float(score), verdict, str(outcome.reason)[:MAX_REASON_CHARS], details, bool(outcome.mask) or verdict == "error"
+    )
+
+
+class UnitRunner:
+    """Executes units in a worker process, caching the prepared ground truth."""
+
+    def __init__(self, registry: Registry | None = None) -> None:
+        self.registry = registry or default_registry()
+        self._prepared: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
+
+    def _prepare(self, loaded: LoadedVerifier, unit: Unit) -> tuple[Any, Any]:
+        hit = self._prepared.get(unit.prep_key)
+        if hit is not None:
+            self._prepared.move_to_end(unit.prep_key)
+            return hit
+        params = loaded.params_adapter.validate_python(unit.params)
+        ground_truth = loaded.ground_truth_adapter.validate_python(unit.ground_truth)
+        if loaded.has_prepare:
+            ground_truth = loaded.instance.prepare(params, ground_truth)  # type: ignore[attr-defined]
+        self._prepared[unit.prep_key] = (params, ground_truth)
+        if len(self._prepared) > PREPARED_CACHE_ENTRIES:
+            self._prepared.popitem(last=False)
+        return params, ground_truth
+
+    def run(self, unit: Unit) -> UnitResult:
+        started = time.perf_counter()
+        try:
+            loaded = self.registry.get(unit.verifier)
+            params, ground_truth = self._prepare(loaded, unit)
+            outcome = loaded.instance.verify(GradeInput(unit.prompt, unit.response), params, ground_truth)
+            result = _result_from_outcome(outcome, unit.verifier)
+        except RecursionError:
+            # Deep nesting in the response itself (e.g. thousands of braces): its fault, not ours.
+            result = UnitResult(0.0, Verdict.INCORRECT.value, "response too deeply nested to grade")
+        except MemoryError:
+            # The worker's address-space cap was hit by what the response asked for.
+            result = UnitResult(0.0, Verdict.INCORRECT.value, "response exhausted the grader's memory limit")
+        except Exception as exc:
+            tb = traceback.format_exc(limit=6)
+            result = infrastructure_failure(
+                f"verifier {unit.verifier!r} raised {type(exc).__name__}: {exc}"[:MAX_REASON_CHARS],
+                traceback=tb[-MAX_REASON_CHARS:],
+            )
+        result.elapsed_ms = (time.perf_counter() - started) * 1000.0
+        return result

@@ -1,0 +1,105 @@
+"""Every bad input gets a 4xx naming the item and field, and nothing is graded."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+OK = {"response": "<think>a</think><answer>b</answer>", "verifier": "format"}
+
+
+def post(http: httpx.Client, body: object) -> httpx.Response:
+    return http.post("/v1/grade", json=body)
+
+
+def error_of(r: httpx.Response) -> str:
+    assert 400 <= r.status_code < 500, r.text
+    return str(r.json()["error"]["message"])
+
+
+def test_not_json(http: httpx.Client) -> None:
+    r = http.post("/v1/grade", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    assert "body: not valid JSON" in error_of(r)
+
+
+def test_empty_body(http: httpx.Client) -> None:
+    assert "not valid JSON" in error_of(http.post("/v1/grade", content=b""))
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ([], "body"),
+        ({}, "items: Field required"),
+        ({"items": "x"}, "items: Input should be a valid array"),
+        ({"items": []}, "items: at least one item"),
+        ({"items": [OK, {"verifier": "format"}]}, "items[1].response: Field required"),
+        ({"items": [OK, {"response": 3, "verifier": "format"}]}, "items[1].response: Input should be a valid string"),
+        ({"items": [{"response": "x"}]}, "items[0].verifier: Field required"),
+        ({"items": [{"response": "x", "verifier": 7}]}, "items[0].verifier"),
+        ({"items": [{**OK, "bogus": 1}]}, "items[0].bogus: Extra inputs are not permitted"),
+        ({"items": [{**OK, "params": []}]}, "items[0].params"),
+        ({"items": [{**OK, "verifier": [{"name": "format", "weight": "heavy"}]}]}, "items[0].verifier[0].weight"),
+        ({"items": [{**OK, "verifier": []}]}, "items[0].verifier: the verifier list is empty"),
+        ({"items": [OK], "deadline_s": -1}, "deadline_s"),
+        ({"items": [OK], "deadline_s": 10_000}, "deadline_s: 10000 exceeds the server maximum"),
+    ],
+)
+def test_malformed_fields(http: httpx.Client, body: object, expected: str) -> None:
+    r = post(http, body)
+    assert r.status_code == 422
+    assert expected in error_of(r)
+
+
+def test_unknown_verifier(http: httpx.Client) -> None:
+    r = post(http, {"items": [OK, OK, {**OK, "verifier": "nope"}]})
+    assert r.status_code == 422
+    assert "items[2].verifier: unknown verifier 'nope'" in error_of(r)
+    r = post(http, {"items": [{**OK, "verifier": [{"name": "format"}, {"name": "nope"}]}]})
+    assert "items[0].verifier[1]: unknown verifier 'nope'" in error_of(r)
+
+
+def test_broken_plugin_is_a_clear_4xx(http: httpx.Client) -> None:
+    r = post(http, {"items": [{**OK, "verifier": "broken"}]})
+    assert r.status_code == 422
+    assert "items[0].verifier: verifier 'broken' failed to load" in error_of(r)
+
+
+def test_params_rejected_by_schema(http: httpx.Client) -> None:
+    cases = [
+        ({"preset": "nope"}, "items[0].params.preset"),
+        ({"preset": "regex"}, "items[0].params: Value error, pattern is required"),
+        ({"preset": "regex", "pattern": "("}, "pattern does not compile"),
+        ({"preset": "tags", "tags": ["<bad>"]}, "is not a valid tag name"),
+        ({"unknown_knob": 1}, "items[0].params.unknown_knob: Extra inputs are not permitted"),
+        ({"preset": "regex", "pattern": "a", "timeout_s": 0}, "items[0].params.timeout_s"),
+    ]
+    for params, expected in cases:
+        r = post(http, {"items": [{**OK, "params": params}]})
+        assert r.status_code == 422, params
+        assert expected in error_of(r), (params, error_of(r))
+
+
+def test_params_with_composite_named_per_entry(http: httpx.Client) -> None:
+    r = post(http, {"items": [{**OK, "verifier": [{"name": "format", "params": {"preset": 1}}]}]})
+    assert "items[0].verifier[0].params.preset" in error_of(r)
+    r = post(http, {"items": [{**OK, "verifier": [{"name": "format"}], "params": {"preset": "tags"}}]})
+    assert "items[0].params: with a list of verifiers" in error_of(r)
+
+
+def test_ground_truth_rejected_by_schema(http: httpx.Client) -> None:
+    r = post(http, {"items": [{"response": "x", "verifier": "exact_match", "ground_truth": {"a": 1}}]})
+    assert r.status_code == 422
+    assert "items[0].ground_truth" in error_of(r)
+
+
+def test_one_bad_item_rejects_before_grading(http: httpx.Client) -> None:
+    sleepy = {"response": "0.0123", "verifier": "sleepy"}
+    r = post(http, {"items": [sleepy, {**OK, "params": {"preset": "x"}}]})
+    assert r.status_code == 422
+    assert "items[1].params.preset" in error_of(r)
+    # Had the first item been graded, its verdict would now be in the cache.
+    again = post(http, {"items": [sleepy]}).json()["results"][0]
+    assert again["verdict"] == "correct"
+    assert again["cached"] is False

@@ -1,0 +1,68 @@
+"""Deadlines and crashes: a bad unit costs its worker, never the rest of the batch."""
+
+from __future__ import annotations
+
+import httpx
+
+THINK = "<think>t</think><answer>a</answer>"
+
+
+def test_slow_plugin_is_killed_and_rest_of_batch_graded(http: httpx.Client) -> None:
+    # 3600 s of sleep: were the worker not killed, this request would never return.
+    items = [{"response": "3600", "verifier": "sleepy"}]
+    items += [{"response": THINK + " " * i, "verifier": "format"} for i in range(30)]
+    items += [{"response": "-1", "verifier": "sleepy"}, {"response": "0.01", "verifier": "sleepy"}]
+    r = http.post("/v1/grade", json={"items": items})
+    assert r.status_code == 200
+    results = r.json()["results"]
+    assert results[0]["verdict"] == "timeout"
+    assert results[0]["mask"] is False and results[0]["reward"] == 0.0
+    assert "deadline of 1s" in results[0]["reason"]
+    assert all(res["verdict"] == "correct" for res in results[1:31])
+    assert results[31]["verdict"] == "timeout"  # a CPU spin, killed the same way
+    assert results[32]["verdict"] == "correct"
+    ready = http.get("/readyz").json()["backends"]["dispatcher"]
+    assert ready["restarts"]["deadline"] >= 2
+    assert ready["workers_alive"] == ready["workers"]
+
+
+def test_request_deadline_overrides_verifier_default(http: httpx.Client) -> None:
+    r = http.post("/v1/grade", json={"items": [{"response": "1.5", "verifier": "sleepy"}], "deadline_s": 3})
+    assert r.json()["results"][0]["verdict"] == "correct"
+    r = http.post("/v1/grade", json={"items": [{"response": "3600", "verifier": "sleepy"}], "deadline_s": 0.3})
+    assert r.json()["results"][0]["verdict"] == "timeout"
+
+
+def test_crashing_worker_masks_only_its_item(http: httpx.Client) -> None:
+    items = [
+        {"response": "ok", "verifier": "crashy"},
+        {"response": "exit", "verifier": "crashy"},
+        {"response": "raise", "verifier": "crashy"},
+        {"response": THINK, "verifier": "format"},
+    ]
+    results = http.post("/v1/grade", json={"items": items}).json()["results"]
+    assert results[0]["verdict"] == "correct"
+    died, raised, fine = results[1], results[2], results[3]
+    assert died["mask"] is True and died["verdict"] == "error" and died["reward"] == 0.0
+    assert "worker died" in died["reason"] and "exit code 3" in died["reason"]
+    assert raised["mask"] is True and raised["verdict"] == "error"
+    assert "RuntimeError: verifier bug" in raised["reason"]
+    assert fine["verdict"] == "correct"
+    # Masked verdicts are not facts about the response: they are never cached.
+    again = http.post("/v1/grade", json={"items": items[1:3]}).json()["results"]
+    assert [a["cached"] for a in again] == [False, False]
+
+
+def test_scores_outside_unit_interval_are_masked(http: httpx.Client) -> None:
+    results = http.post(
+        "/v1/grade", json={"items": [{"response": "1.5", "verifier": "liar"}, {"response": "-0.1", "verifier": "liar"}]}
+    ).json()["results"]
+    for res in results:
+        assert res["mask"] is True and res["verdict"] == "error" and res["reward"] == 0.0
+        assert "outside [0, 1]" in res["reason"]
+
+
+def test_composite_with_a_masked_part_is_masked(http: httpx.Client) -> None:
+    item = {"response": "raise", "verifier": [{"name": "crashy"}, {"name": "format", "weight": 0.1}]}
+    res = http.post("/v1/grade", json={"items": [item]}).json()["results"][0]
+    assert res["mask"] is True and res["verdict"] == "error" and res["reward"] == 0.0

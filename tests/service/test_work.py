@@ -1,0 +1,50 @@
+"""Cache keys and unit execution (the part every worker runs)."""
+
+from __future__ import annotations
+
+import math
+
+from service.work import Unit, UnitRunner, canonical_json, prepared_key, unit_key
+
+
+def key(name: str = "math", version: str = "1", params: object = None, gt: object = "1", resp: str = "r") -> str:
+    return unit_key(prepared_key(name, version, canonical_json(params or {}), canonical_json(gt)), resp)
+
+
+def test_cache_key_covers_every_component() -> None:
+    base = key()
+    assert key() == base
+    assert key(name="code") != base
+    assert key(version="2") != base
+    assert key(params={"a": 1}) != base
+    assert key(gt="2") != base
+    assert key(resp="r ") != base
+
+
+def test_cache_key_ignores_dict_order_but_not_list_order() -> None:
+    assert key(params={"a": 1, "b": 2}) == key(params={"b": 2, "a": 1})
+    assert key(gt=[1, 2]) != key(gt=[2, 1])
+
+
+def test_cache_key_fields_cannot_collide_by_concatenation() -> None:
+    assert key(name="ab", version="c") != key(name="a", version="bc")
+
+
+def test_runner_executes_and_caches_prepared_ground_truth() -> None:
+    runner = UnitRunner()
+    params = {"preset": "think_answer"}
+    prep = prepared_key("format", "1.0.0", canonical_json(params), "null")
+    unit = Unit(unit_key(prep, "x"), prep, "format", params, None, "", "<think>a</think><answer>b</answer>", 5)
+    result = runner.run(unit)
+    assert (result.score, result.verdict, result.mask) == (1.0, "correct", False)
+    assert result.elapsed_ms >= 0 and math.isfinite(result.elapsed_ms)
+    assert prep in runner._prepared
+
+
+def test_runner_turns_verifier_bugs_into_masked_errors() -> None:
+    runner = UnitRunner()
+    unit = Unit("k", "p", "format", {"preset": "nope"}, None, "", "x", 5)
+    result = runner.run(unit)
+    assert result.mask is True and result.verdict == "error"
+    assert "ValidationError" in result.reason
+    assert result.to_dict()["mask"] is True

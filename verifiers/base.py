@@ -1,0 +1,103 @@
+"""The verifier seam: what a plugin declares and what `verify` returns.
+
+A verifier is a plain class with class attributes and one method. It runs inside a
+worker process (never on the event loop), so it may be CPU-bound; the dispatcher kills
+it at the item's deadline.
+
+Example (a complete plugin)::
+
+    from pydantic import BaseModel
+    from verifiers.base import Outcome, Verdict, GradeInput
+
+    class ExactParams(BaseModel):
+        strip: bool = True
+
+    class Exact:
+        name = "exact"
+        version = "1.0.0"
+        description = "Response equals the ground-truth string."
+        params_model = ExactParams
+        ground_truth_model = str
+
+        def verify(self, item: GradeInput, params: ExactParams, ground_truth: str) -> Outcome:
+            response = item.response.strip() if params.strip else item.response
+            ok = response == ground_truth
+            return Outcome(score=float(ok), verdict=Verdict.CORRECT if ok else Verdict.INCORRECT)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Verdict(enum.StrEnum):
+    CORRECT = "correct"
+    INCORRECT = "incorrect"
+    PARTIAL = "partial"
+    NO_ANSWER = "no_answer"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+class NoParams(BaseModel):
+    """Params model for verifiers that take none; unknown keys are rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True, slots=True)
+class GradeInput:
+    """What a verifier sees of one item."""
+
+    prompt: str
+    response: str
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A verifier's judgement of one item.
+
+    `score` is in [0, 1]. `mask=True` means the grader itself failed (sandbox died,
+    infrastructure missing): the trainer must drop the item, not learn a 0 from it.
+    """
+
+    score: float
+    verdict: Verdict
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    mask: bool = False
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    name: ClassVar[str]
+    version: ClassVar[str]
+    description: ClassVar[str]
+    # A pydantic model class for `params`.
+    params_model: ClassVar[type[BaseModel]]
+    # Anything pydantic's TypeAdapter accepts: a model, `str`, a union, `None`...
+    ground_truth_model: ClassVar[Any]
+
+    def verify(self, item: GradeInput, params: Any, ground_truth: Any) -> Outcome: ...
+
+
+class Preparing(Protocol):
+    """Optional hook: turn (params, ground truth) into a reusable object once.
+
+    Workers cache the result per (verifier, params, ground truth), so the G responses
+    of one prompt share one parsed ground truth. When a verifier has `prepare`, its
+    `verify` receives the prepared object as `ground_truth`.
+    """
+
+    def prepare(self, params: Any, ground_truth: Any) -> Any: ...
+
+
+class Availability(Protocol):
+    """Optional hook: report what parts of the verifier work on this host
+    (e.g. which language toolchains are installed). Shown by `GET /v1/verifiers`."""
+
+    def availability(self) -> dict[str, Any]: ...
