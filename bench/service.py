@@ -61,7 +61,8 @@ def main() -> None:
     env = {**os.environ, "RLVR_CACHE_ENTRIES": "0", "RLVR_LOG_LEVEL": "warning"}
     server = subprocess.Popen(
         [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--workers", str(args.workers)],
-        cwd=ROOT, env=env,
+        cwd=ROOT,
+        env=env,
     )
     url = f"http://127.0.0.1:{port}"
     try:

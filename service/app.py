@@ -206,6 +206,9 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
 
     @app.get("/metrics", summary="Prometheus metrics", response_class=Response)
     async def prometheus() -> Response:
+        backends: Backends | None = state.get("backends")
+        if backends is not None:
+            await backends.refresh_metrics(metrics)
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     def openapi() -> dict[str, Any]:

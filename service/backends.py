@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from service.cache import MemoryCache, VerdictCache
 from service.dispatch import Dispatcher
 from service.dispatch.embedded import EmbeddedDispatcher
+from service.errors import BackendUnavailable
 from service.metrics import Metrics
 from service.settings import Settings
+from service.work import Unit, UnitResult
 
 log = logging.getLogger(__name__)
 
@@ -27,36 +30,110 @@ def sandbox_report() -> dict[str, Any]:
     return report
 
 
+class FallbackDispatcher:
+    """Redis first; when Redis is unavailable, grade in this process instead of failing."""
+
+    def __init__(self, primary: Any, fallback: EmbeddedDispatcher) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.fallbacks = 0
+
+    async def start(self) -> None:
+        await self.primary.start()
+        await self.fallback.start()
+
+    async def close(self) -> None:
+        await self.primary.close()
+        await self.fallback.close()
+
+    async def run(self, units: Sequence[Unit]) -> list[UnitResult]:
+        try:
+            return list(await self.primary.run(units))
+        except BackendUnavailable as exc:
+            self.fallbacks += 1
+            log.warning("grading %d units in-process: %s", len(units), exc.message)
+            return await self.fallback.run(units)
+
+    def health(self) -> dict[str, Any]:
+        primary = dict(self.primary.health())
+        primary["fallback"] = {**self.fallback.health(), "used": self.fallbacks}
+        primary["ready"] = bool(primary["ready"]) or bool(primary["fallback"]["ready"])
+        return primary
+
+    async def stream_stats(self) -> dict[str, Any]:
+        return dict(await self.primary.stream_stats())
+
+
 @dataclass
 class Backends:
     dispatcher: Dispatcher
     cache: VerdictCache
-    extra_close: list[Any]
+    redis_clients: list[Any]
 
     async def health(self) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         sandbox = await loop.run_in_executor(None, sandbox_report)
         dispatcher = self.dispatcher.health()
+        stream_stats = getattr(self.dispatcher, "stream_stats", None)
+        if stream_stats is not None:
+            dispatcher["stream"] = await stream_stats()
         cache = self.cache.health()
         # The sandbox only matters to the code verifier, so it does not gate readiness.
         ready = bool(dispatcher.get("ready")) and bool(cache.get("ready"))
         return {"ready": ready, "backends": {"dispatcher": dispatcher, "cache": cache, "sandbox": sandbox}}
 
+    async def refresh_metrics(self, metrics: Metrics) -> None:
+        stream_stats = getattr(self.dispatcher, "stream_stats", None)
+        if stream_stats is not None:
+            stats = await stream_stats()
+            if stats.get("ready"):
+                metrics.queue_depth.set(stats["queue_depth"])
+                metrics.queue_pending.set(stats["pending"])
+                metrics.queue_lag.set(stats["lag"])
+                metrics.reclaimed.set(stats["counters"].get("reclaimed", 0))
+                metrics.dead_lettered.set(stats["counters"].get("dead_lettered", 0))
+        hits = metrics.cache_hits._value.get()
+        misses = metrics.cache_misses._value.get()
+        metrics.cache_hit_ratio.set(hits / (hits + misses) if hits + misses else 0.0)
+
     async def close(self) -> None:
         await self.dispatcher.close()
-        for closer in self.extra_close:
-            await closer()
+        for client in self.redis_clients:
+            await client.aclose()
 
 
 async def build_backends(settings: Settings, metrics: Metrics) -> Backends:
     def on_restart(reason: str) -> None:
         metrics.worker_restarts.labels(reason).inc()
 
-    dispatcher = EmbeddedDispatcher(
-        workers=settings.workers,
+    def embedded() -> EmbeddedDispatcher:
+        return EmbeddedDispatcher(
+            workers=settings.workers,
+            chunk_size=settings.chunk_size,
+            max_rss_mb=settings.worker_max_rss_mb,
+            on_restart=on_restart,
+        )
+
+    if settings.redis_url is None:
+        dispatcher: Any = embedded()
+        await dispatcher.start()
+        return Backends(dispatcher=dispatcher, cache=MemoryCache(settings.cache_entries), redis_clients=[])
+
+    from service.cache_redis import RedisCache
+    from service.dispatch.redis import RedisDispatcher
+    from service.worker import redis_client
+
+    client, reader = redis_client(settings), redis_client(settings, blocking=True)
+    dispatcher = RedisDispatcher(
+        client,
+        reader,
         chunk_size=settings.chunk_size,
-        max_rss_mb=settings.worker_max_rss_mb,
-        on_restart=on_restart,
+        max_queue=settings.redis_max_queue,
+        result_timeout_s=settings.redis_result_timeout_s,
     )
+    if settings.redis_fallback == "embedded":
+        dispatcher = FallbackDispatcher(dispatcher, embedded())
     await dispatcher.start()
-    return Backends(dispatcher=dispatcher, cache=MemoryCache(settings.cache_entries), extra_close=[])
+    return Backends(
+        dispatcher=dispatcher, cache=RedisCache(client, settings.cache_ttl_s), redis_clients=[client, reader]
+    )

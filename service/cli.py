@@ -76,6 +76,16 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _worker(args: argparse.Namespace) -> int:
+    settings = apply_flags(args)
+    if not settings.redis_url:
+        raise SystemExit("rlvr worker: --redis-url (or RLVR_REDIS_URL) is required")
+    from service.worker import run_worker
+
+    run_worker(settings, args.processes or settings.workers)
+    return 0
+
+
 def openapi_document() -> str:
     import yaml
 
@@ -99,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="Run the HTTP service.", description="Run the HTTP grading service.")
     add_settings_flags(serve)
     serve.set_defaults(func=_serve)
+    worker = sub.add_parser(
+        "worker", help="Verify jobs from the Redis stream.", description="Consume the Redis job stream."
+    )
+    worker.add_argument("--processes", type=int, default=None, help="Verifier processes (default: --workers).")
+    add_settings_flags(worker)
+    worker.set_defaults(func=_worker)
     spec = sub.add_parser("openapi", help="Print the OpenAPI document as YAML.")
     spec.add_argument("-o", "--output", default="-", help="File to write (default: stdout).")
     spec.set_defaults(func=_openapi)

@@ -22,4 +22,10 @@ class Metrics:
         self.worker_restarts = Counter(
             "rlvr_worker_restarts", "Verifier worker processes replaced", ["reason"], registry=r
         )
+        self.queue_depth = Gauge("rlvr_queue_depth", "Entries on the Redis job stream", registry=r)
+        self.queue_pending = Gauge("rlvr_queue_pending", "Entries delivered to workers, not yet acked", registry=r)
+        self.queue_lag = Gauge("rlvr_queue_lag", "Entries not yet delivered to any worker", registry=r)
+        self.reclaimed = Gauge("rlvr_reclaimed_entries", "Entries reclaimed from dead workers (all time)", registry=r)
+        self.dead_lettered = Gauge("rlvr_dead_lettered_entries", "Entries moved to the dead-letter stream", registry=r)
+        self.cache_hit_ratio = Gauge("rlvr_cache_hit_ratio", "Cache hits / lookups since start", registry=r)
         self.rejected = Counter("rlvr_rejected_requests", "Requests refused before grading", ["reason"], registry=r)

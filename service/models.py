@@ -42,9 +42,7 @@ class GradeItem(BaseModel):
         examples=["format", [{"name": "math", "weight": 1.0}, {"name": "format", "weight": 0.1}]],
     )
     ground_truth: Any = Field(None, description="Whatever the verifier's ground-truth schema accepts.")
-    params: dict[str, Any] = Field(
-        default_factory=dict, description="Verifier parameters when `verifier` is a name."
-    )
+    params: dict[str, Any] = Field(default_factory=dict, description="Verifier parameters when `verifier` is a name.")
     group: str | None = Field(None, max_length=1000, description="Id of the prompt group (GRPO).")
     metadata: dict[str, Any] | None = Field(None, description="Opaque; ignored by grading.")
 

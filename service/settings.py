@@ -20,6 +20,11 @@ DEFAULT_CACHE_ENTRIES = 100_000
 DEFAULT_CHUNK_SIZE = 32
 DEFAULT_MAX_IN_FLIGHT = 200_000
 DEFAULT_WORKER_MAX_RSS_MB = 2048
+DEFAULT_REDIS_RECLAIM_IDLE_S = 60.0
+DEFAULT_REDIS_MAX_DELIVERIES = 3
+DEFAULT_REDIS_MAX_QUEUE = 20_000
+DEFAULT_REDIS_RESULT_TIMEOUT_S = 600.0
+DEFAULT_REDIS_OP_TIMEOUT_S = 3.0
 
 
 class Settings(BaseSettings):
@@ -57,6 +62,26 @@ class Settings(BaseSettings):
     cache_ttl_s: int = Field(7 * 24 * 3600, ge=1, description="Verdict TTL in the Redis cache.")
 
     redis_url: str | None = Field(None, description="Switch the dispatcher and cache to Redis (redis://...).")
+    redis_fallback: Literal["fail", "embedded"] = Field(
+        "fail", description="When Redis is down: answer 503 (fail) or grade in this process (embedded)."
+    )
+    redis_reclaim_idle_s: float = Field(
+        DEFAULT_REDIS_RECLAIM_IDLE_S,
+        gt=0,
+        description="Stream entries idle this long (a dead worker's) are reclaimed; keep it above the item deadline.",
+    )
+    redis_max_deliveries: int = Field(
+        DEFAULT_REDIS_MAX_DELIVERIES, ge=1, description="Deliveries before an entry goes to the dead-letter stream."
+    )
+    redis_max_queue: int = Field(
+        DEFAULT_REDIS_MAX_QUEUE, ge=1, description="Stream entries waiting or in progress; past it requests get 429."
+    )
+    redis_result_timeout_s: float = Field(
+        DEFAULT_REDIS_RESULT_TIMEOUT_S, gt=0, description="How long a request waits for workers before masking."
+    )
+    redis_op_timeout_s: float = Field(
+        DEFAULT_REDIS_OP_TIMEOUT_S, gt=0, description="Socket timeout of one Redis command."
+    )
 
     sandbox: Literal["local", "docker"] = Field("local", description="Sandbox backend for untrusted code.")
     min_isolation: Literal["none", "rlimits", "namespaces", "full"] = Field(

@@ -60,8 +60,19 @@ def plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example plugin and the misbehaving test plugins, really pip-installed."""
     target = tmp_path_factory.mktemp("plugins")
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(EXAMPLE_PLUGIN), str(TEST_PLUGINS)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(EXAMPLE_PLUGIN),
+            str(TEST_PLUGINS),
+        ],
         check=True,
     )
     return target
@@ -113,3 +124,82 @@ def live_server(plugin_dir: Path) -> Iterator[str]:
 def http(live_server: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=live_server, timeout=120) as client:
         yield client
+
+
+class RedisServer:
+    """A real redis-server on a free port, without persistence, restartable."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.workdir = workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        import redis
+
+        client = redis.Redis(port=self.port)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                client.ping()
+                return
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    import shutil
+
+    require(shutil.which("redis-server") is not None, "redis-server")
+    server = RedisServer(tmp_path)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class WorkerProcess:
+    def __init__(self, plugin_dir: Path, redis_url: str, processes: int = 1, **settings: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "worker", "--redis-url", redis_url, "--processes", str(processes)],
+            env=server_env(plugin_dir, **settings),
+            cwd=ROOT,
+        )
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()

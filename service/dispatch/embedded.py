@@ -165,7 +165,8 @@ class _Slot:
                         code = self.process.exitcode
                     self.kill()
                     self.pool.on_restart("crashed")
-                    where = max(int(self.progress[0]), 0) if index >= 0 else 0
+                    # Read progress afresh: the worker may have moved on while we waited.
+                    where = max(int(self.progress[0]), 0)
                     return where, infrastructure_failure(
                         f"verifier worker died while grading (exit code {code})", exit_code=code
                     )
@@ -211,6 +212,7 @@ class EmbeddedDispatcher:
         self.ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
         self.slots = [_Slot(self, i) for i in range(self.workers)]
         loop = asyncio.get_running_loop()
+
         # Spawning goes through the forkserver, whose first start imports the verifiers.
         def spawn_all() -> None:
             for slot in self.slots:

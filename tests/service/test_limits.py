@@ -15,8 +15,9 @@ OK = {"response": "<think>a</think><answer>b</answer>", "verifier": "format"}
 
 @pytest.fixture(scope="module")
 def small(plugin_dir: Path) -> Iterator[str]:
-    server = Server(plugin_dir, "--workers", "1", "--max-items", "5", "--max-request-bytes", "4096",
-                    "--max-in-flight", "3")
+    server = Server(
+        plugin_dir, "--workers", "1", "--max-items", "5", "--max-request-bytes", "4096", "--max-in-flight", "3"
+    )
     try:
         yield server.url
     finally:

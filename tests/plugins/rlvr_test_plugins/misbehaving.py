@@ -53,3 +53,19 @@ class Liar:
 
     def verify(self, item: GradeInput, params: NoParams, ground_truth: None) -> Outcome:
         return Outcome(float(item.response), Verdict.CORRECT, "", {"nan": float("nan")})
+
+
+class Tally:
+    """Appends one line per verification to the file named by the ground truth."""
+
+    name = "tally"
+    version = "1"
+    description = "counts its calls"
+    params_model = NoParams
+    ground_truth_model = str
+
+    def verify(self, item: GradeInput, params: NoParams, ground_truth: str) -> Outcome:
+        with open(ground_truth, "a") as f:
+            f.write(item.response + "\n")
+        time.sleep(0.2)  # long enough for concurrent duplicates to arrive while in flight
+        return Outcome(1.0, Verdict.CORRECT, "counted")

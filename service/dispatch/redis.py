@@ -1,0 +1,250 @@
+"""Redis dispatcher: units go on a stream, `rlvr worker` processes anywhere verify them.
+
+One stream entry carries a chunk of units. Workers push the chunk's results to the
+reply list of the API replica that owns the request; a reader task here resolves the
+waiting futures. Results are keyed by unit hash, so a chunk processed twice (a dead
+worker's entry reclaimed) resolves nothing twice. Identical units already dispatched
+by another replica are not sent again: this replica waits for their stored result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from service import redis_keys
+from service.errors import BackendUnavailable, Overloaded
+from service.work import Unit, UnitResult, infrastructure_failure
+
+log = logging.getLogger(__name__)
+
+READER_BLOCK_S = 1.0
+RECONNECT_BACKOFF_S = 0.2
+FOLLOWER_POLL_S = 0.05
+
+
+class RedisDispatcher:
+    def __init__(
+        self,
+        client: Redis,
+        reader_client: Redis,
+        *,
+        chunk_size: int,
+        max_queue: int,
+        result_timeout_s: float,
+        replica: str | None = None,
+    ) -> None:
+        self.client = client
+        self.reader_client = reader_client
+        self.chunk_size = chunk_size
+        self.max_queue = max_queue
+        self.result_timeout_s = result_timeout_s
+        self.replica = replica or uuid.uuid4().hex[:12]
+        self.reply_key = redis_keys.reply_list(self.replica)
+        self._waiting: dict[str, asyncio.Future[UnitResult]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self.connected = False
+        self.last_error: str | None = None
+
+    async def start(self) -> None:
+        self._reader = asyncio.create_task(self._read_replies(), name="rlvr-redis-replies")
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        self._fail_waiting(BackendUnavailable("dispatcher closed"))
+
+    # ---- replies ----------------------------------------------------------------------
+
+    async def _read_replies(self) -> None:
+        while True:
+            try:
+                popped = await self.reader_client.blpop([self.reply_key], timeout=READER_BLOCK_S)
+                self.connected = True
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as exc:
+                self._lost(exc)
+                await asyncio.sleep(RECONNECT_BACKOFF_S)
+                continue
+            if popped is None:
+                continue
+            try:
+                message = json.loads(popped[1])
+                results = message["results"]
+            except (ValueError, KeyError, TypeError):
+                log.error("malformed reply on %s", self.reply_key)
+                continue
+            for key, raw in results.items():
+                fut = self._waiting.get(key)
+                if fut is not None and not fut.done():
+                    fut.set_result(UnitResult.from_dict(raw))
+
+    def _lost(self, exc: BaseException) -> None:
+        if self.connected or self.last_error is None:
+            log.warning("lost Redis: %s", exc)
+        self.connected = False
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        # Entries may have died with the server: fail fast rather than wait for nothing.
+        self._fail_waiting(BackendUnavailable(f"Redis connection lost: {self.last_error}"))
+
+    def _fail_waiting(self, exc: BaseException) -> None:
+        for fut in self._waiting.values():
+            if not fut.done():
+                fut.set_exception(exc)
+
+    # ---- dispatch ---------------------------------------------------------------------
+
+    async def run(self, units: Sequence[Unit]) -> list[UnitResult]:
+        if not units:
+            return []
+        loop = asyncio.get_running_loop()
+        leaders, followers = await self._claim(units)
+        futures = {u.key: loop.create_future() for u in leaders}
+        for key, fut in futures.items():
+            self._waiting[key] = fut
+        try:
+            await self._enqueue(leaders)
+            results = await self._collect(units, futures, followers)
+        finally:
+            for key in futures:
+                self._waiting.pop(key, None)
+            if leaders:
+                with contextlib.suppress(RedisError, OSError):
+                    await self.client.delete(*(redis_keys.in_flight(u.key) for u in leaders))
+        return results
+
+    async def _claim(self, units: Sequence[Unit]) -> tuple[list[Unit], list[Unit]]:
+        """Split into units this replica sends and units another replica already sent."""
+        try:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for u in units:
+                    ttl = max(1, int(self.result_timeout_s))
+                    pipe.set(redis_keys.in_flight(u.key), self.replica, nx=True, ex=ttl)
+                claimed = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            self._lost(exc)
+            raise BackendUnavailable(f"Redis unavailable: {self.last_error}") from exc
+        leaders = [u for u, ok in zip(units, claimed, strict=True) if ok]
+        followers = [u for u, ok in zip(units, claimed, strict=True) if not ok]
+        return leaders, followers
+
+    async def _enqueue(self, units: list[Unit]) -> None:
+        if not units:
+            return
+        try:
+            depth = await self.client.xlen(redis_keys.JOB_STREAM)
+            if depth >= self.max_queue:
+                raise Overloaded(
+                    f"the job stream holds {depth} entries, at its limit of {self.max_queue}", retry_after_s=2.0
+                )
+            async with self.client.pipeline(transaction=False) as pipe:
+                for start in range(0, len(units), self.chunk_size):
+                    chunk = units[start : start + self.chunk_size]
+                    pipe.xadd(
+                        redis_keys.JOB_STREAM,
+                        {
+                            "chunk": uuid.uuid4().hex,
+                            "reply": self.reply_key,
+                            "units": json.dumps([u.to_dict() for u in chunk]),
+                        },
+                    )
+                await pipe.execute()
+        except (RedisError, OSError) as exc:
+            self._lost(exc)
+            raise BackendUnavailable(f"Redis unavailable: {self.last_error}") from exc
+
+    async def _collect(
+        self,
+        units: Sequence[Unit],
+        futures: dict[str, asyncio.Future[UnitResult]],
+        followers: list[Unit],
+    ) -> list[UnitResult]:
+        deadline = time.monotonic() + self.result_timeout_s
+        got: dict[str, UnitResult] = {}
+        if futures:
+            done, _ = await asyncio.wait(futures.values(), timeout=self.result_timeout_s)
+            failures = [exc for fut in done if (exc := fut.exception()) is not None]
+            if failures:
+                raise failures[0]  # Redis went away: the request fails as a whole (503)
+            for key, fut in futures.items():
+                if fut in done:
+                    got[key] = fut.result()
+        if followers:
+            got.update(await self._follow(followers, deadline))
+        missing = infrastructure_failure(f"no worker answered within {self.result_timeout_s:g}s")
+        return [got.get(u.key, missing) for u in units]
+
+    async def _follow(self, units: list[Unit], deadline: float) -> dict[str, UnitResult]:
+        """Wait for results another replica's workers will store; take over if it gave up."""
+        pending = {u.key: u for u in units}
+        got: dict[str, UnitResult] = {}
+        while pending and time.monotonic() < deadline:
+            keys = list(pending)
+            try:
+                async with self.client.pipeline(transaction=False) as pipe:
+                    for k in keys:
+                        pipe.get(redis_keys.result(k))
+                        pipe.exists(redis_keys.in_flight(k))
+                    replies = await pipe.execute()
+            except (RedisError, OSError) as exc:
+                self._lost(exc)
+                raise BackendUnavailable(f"Redis unavailable: {self.last_error}") from exc
+            orphans: list[Unit] = []
+            for i, k in enumerate(keys):
+                raw, held = replies[2 * i], replies[2 * i + 1]
+                if raw is not None:
+                    got[k] = UnitResult.from_dict(json.loads(raw))
+                    del pending[k]
+                elif not held:
+                    orphans.append(pending.pop(k))
+            if orphans:
+                got.update(zip((u.key for u in orphans), await self.run(orphans), strict=True))
+            if pending:
+                await asyncio.sleep(FOLLOWER_POLL_S)
+        return got
+
+    # ---- health -----------------------------------------------------------------------
+
+    async def stream_stats(self) -> dict[str, Any]:
+        try:
+            depth = await self.client.xlen(redis_keys.JOB_STREAM)
+            dead = await self.client.xlen(redis_keys.DEAD_LETTER_STREAM)
+            groups = await self.client.xinfo_groups(redis_keys.JOB_STREAM) if depth or dead else []
+            stats = await self.client.hgetall(redis_keys.STATS)
+        except (RedisError, OSError) as exc:
+            return {"ready": False, "error": f"{type(exc).__name__}: {exc}"}
+        group = next((g for g in groups if _s(g.get("name")) == redis_keys.WORKER_GROUP), {})
+        return {
+            "ready": True,
+            "queue_depth": depth,
+            "pending": int(group.get("pending", 0) or 0),
+            "lag": int(group.get("lag", 0) or 0),
+            "consumers": int(group.get("consumers", 0) or 0),
+            "dead_letter_depth": dead,
+            "counters": {_s(k): int(v) for k, v in stats.items() if _s(k).isidentifier()},
+        }
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "kind": "redis",
+            "ready": self.connected,
+            "replica": self.replica,
+            "waiting_units": len(self._waiting),
+            "last_error": self.last_error,
+        }
+
+
+def _s(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
