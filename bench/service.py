@@ -8,11 +8,15 @@ process with no service at all (the anchor), and the API overhead per item in µ
 
 from __future__ import annotations
 
+import sys
+
+# bench/math.py would shadow the stdlib `math` for scripts run from this folder.
+sys.path[:] = [p for p in sys.path if not p.rstrip("/").endswith("bench")]
+
 import argparse
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 

@@ -229,7 +229,8 @@ class Grader:
                     results[unit.key] = res
                     self.metrics.items.labels(unit.verifier, res.verdict).inc()
                     self.metrics.latency.labels(unit.verifier).observe(res.elapsed_ms / 1000.0)
-                await self.cache.set_many({k: r for k, r in results.items() if k not in cached and r.cacheable})
+                if not getattr(self.dispatcher, "stores_verdicts", False):
+                    await self.cache.set_many({k: r for k, r in results.items() if k not in cached and r.cacheable})
         except BaseException as exc:
             failure = infrastructure_failure(f"dispatch failed: {type(exc).__name__}: {exc}")
             for unit in mine:

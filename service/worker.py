@@ -18,6 +18,7 @@ import logging
 import os
 import signal
 import socket
+import time
 import uuid
 from typing import Any
 
@@ -32,6 +33,37 @@ from service.work import Unit, UnitResult, infrastructure_failure
 log = logging.getLogger("rlvr.worker")
 
 READ_BLOCK_MS = 1000
+
+# KEYS: job stream, stats hash, then (result key, verdict key) per unit.
+# ARGV: entry id, reply list, result TTL, verdict TTL, reply TTL, then (unit key, result JSON,
+# cacheable flag) per unit. The first stored result of a unit wins (SET NX), so a chunk
+# processed twice replies with the same results both times.
+PUBLISH_LUA = (
+    """
+local entry, reply = ARGV[1], ARGV[2]
+local result_ttl, verdict_ttl, reply_ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local parts = {}
+local n = (#KEYS - 2) / 2
+for i = 1, n do
+  local rkey, vkey = KEYS[1 + 2 * i], KEYS[2 + 2 * i]
+  local ukey, value, cacheable = ARGV[3 + 3 * i], ARGV[4 + 3 * i], ARGV[5 + 3 * i]
+  local stored = redis.call('SET', rkey, value, 'NX', 'GET', 'EX', result_ttl)
+  if stored then value = stored end
+  if cacheable == '1' and not stored then redis.call('SET', vkey, value, 'EX', verdict_ttl) end
+  parts[#parts + 1] = cjson.encode(ukey) .. ':' .. value
+end
+if reply ~= '' then
+  redis.call('RPUSH', reply, '{"entry":' .. cjson.encode(entry) .. ',"results":{' .. table.concat(parts, ',') .. '}}')
+  redis.call('EXPIRE', reply, reply_ttl)
+end
+redis.call('XACK', KEYS[1], '"""
+    + redis_keys.WORKER_GROUP
+    + """', entry)
+redis.call('XDEL', KEYS[1], entry)
+redis.call('HINCRBY', KEYS[2], 'processed_units', n)
+return n
+"""
+)
 RECONNECT_BACKOFF_S = 0.5
 MAX_RECONNECT_BACKOFF_S = 5.0
 
@@ -61,6 +93,7 @@ class Worker:
         self.slots = asyncio.Semaphore(processes * 2)
         self.stopping = asyncio.Event()
         self.tasks: set[asyncio.Task[None]] = set()
+        self._publish_script = self.client.register_script(PUBLISH_LUA)
 
     async def run(self) -> None:
         await self.pool.start()
@@ -93,45 +126,59 @@ class Worker:
 
     async def _consume(self) -> None:
         idle_ms = int(self.settings.redis_reclaim_idle_s * 1000)
+        reclaim_every = max(0.2, self.settings.redis_reclaim_idle_s / 2)
+        next_reclaim = 0.0
         while not self.stopping.is_set():
             await self.slots.acquire()
+            free = 1
+            while not self.slots.locked() and free < self.processes * 2:
+                await self.slots.acquire()
+                free += 1
             try:
-                entries = await self._reclaim(idle_ms)
+                reclaimed: list[Any] = []
+                if time.monotonic() >= next_reclaim:
+                    reclaimed = await self._reclaim(idle_ms, free)
+                    next_reclaim = time.monotonic() + reclaim_every
+                entries = [(e, True) for e in reclaimed]
                 if not entries:
                     got = await self.client.xreadgroup(
                         redis_keys.WORKER_GROUP,
                         self.name,
                         {redis_keys.JOB_STREAM: ">"},
-                        count=1,
+                        count=free,
                         block=READ_BLOCK_MS,
                     )
-                    entries = [e for stream in got or [] for e in stream[1]]  # type: ignore[union-attr]
+                    entries = [(e, False) for stream in got or [] for e in stream[1]]  # type: ignore[union-attr]
             except ResponseError as exc:
-                self.slots.release()
+                self._release(free)
                 if "NOGROUP" in str(exc):  # Redis restarted empty: recreate and go on
                     await self._ensure_group()
                     continue
                 raise
             except BaseException:
-                self.slots.release()
+                self._release(free)
                 raise
-            if not entries:
-                self.slots.release()
-                continue
-            entry_id, fields = entries[0]
-            for extra_id, extra_fields in entries[1:]:  # XAUTOCLAIM may hand back more than asked
-                await self.slots.acquire()
-                self._spawn(_s(extra_id), extra_fields)
-            self._spawn(_s(entry_id), fields)
+            for (entry_id, fields), was_reclaimed in entries[:free]:
+                self._spawn(_s(entry_id), fields, was_reclaimed)
+            self._release(free - len(entries[:free]))
 
-    def _spawn(self, entry_id: str, fields: dict[Any, Any]) -> None:
-        task = asyncio.create_task(self._handle(entry_id, fields))
+    def _release(self, n: int) -> None:
+        for _ in range(n):
+            self.slots.release()
+
+    def _spawn(self, entry_id: str, fields: dict[Any, Any], reclaimed: bool) -> None:
+        task = asyncio.create_task(self._handle(entry_id, fields, reclaimed))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _reclaim(self, idle_ms: int) -> list[Any]:
+    async def _reclaim(self, idle_ms: int, count: int) -> list[Any]:
         reply = await self.client.xautoclaim(
-            redis_keys.JOB_STREAM, redis_keys.WORKER_GROUP, self.name, min_idle_time=idle_ms, start_id="0-0", count=1
+            redis_keys.JOB_STREAM,
+            redis_keys.WORKER_GROUP,
+            self.name,
+            min_idle_time=idle_ms,
+            start_id="0-0",
+            count=count,
         )
         entries = [e for e in reply[1] if e[1]]  # entries deleted meanwhile come back empty
         if entries:
@@ -145,7 +192,7 @@ class Worker:
         )
         return int(info[0]["times_delivered"]) if info else 1
 
-    async def _handle(self, entry_id: str, raw_fields: dict[Any, Any]) -> None:
+    async def _handle(self, entry_id: str, raw_fields: dict[Any, Any], reclaimed: bool) -> None:
         self.in_progress.add(entry_id)
         try:
             fields = {_s(k): _s(v) for k, v in raw_fields.items()}
@@ -155,7 +202,8 @@ class Worker:
             except (KeyError, ValueError, TypeError) as exc:
                 await self._dead_letter(entry_id, fields, [], reply, f"malformed entry: {exc}")
                 return
-            if await self._deliveries(entry_id) > self.settings.redis_max_deliveries:
+            # A fresh entry is on its first delivery; only reclaimed ones need counting.
+            if reclaimed and await self._deliveries(entry_id) > self.settings.redis_max_deliveries:
                 await self._dead_letter(
                     entry_id,
                     fields,
@@ -174,25 +222,13 @@ class Worker:
             self.slots.release()
 
     async def _publish(self, entry_id: str, reply: str, units: list[Unit], results: list[UnitResult]) -> None:
-        # First writer wins: a unit processed twice answers with the first result both times.
-        async with self.client.pipeline(transaction=False) as pipe:
-            for unit, res in zip(units, results, strict=True):
-                pipe.set(redis_keys.result(unit.key), json.dumps(res.to_dict()), nx=True, ex=redis_keys.RESULT_TTL_S)
-                pipe.get(redis_keys.result(unit.key))
-            stored = await pipe.execute()
-        final = {u.key: json.loads(stored[2 * i + 1]) for i, u in enumerate(units)}
-        async with self.client.pipeline(transaction=True) as pipe:
-            for unit in units:
-                res = UnitResult.from_dict(final[unit.key])
-                if res.cacheable:
-                    pipe.set(redis_keys.verdict(unit.key), json.dumps(final[unit.key]), ex=self.settings.cache_ttl_s)
-            if reply:
-                pipe.rpush(reply, json.dumps({"entry": entry_id, "results": final}))
-                pipe.expire(reply, redis_keys.REPLY_TTL_S)
-            pipe.xack(redis_keys.JOB_STREAM, redis_keys.WORKER_GROUP, entry_id)
-            pipe.xdel(redis_keys.JOB_STREAM, entry_id)
-            pipe.hincrby(redis_keys.STATS, "processed_units", len(units))
-            await pipe.execute()
+        """One round trip: store each result once, cache, reply to the owner, ack."""
+        args: list[Any] = [entry_id, reply, redis_keys.RESULT_TTL_S, self.settings.cache_ttl_s, redis_keys.REPLY_TTL_S]
+        keys: list[str] = [redis_keys.JOB_STREAM, redis_keys.STATS]
+        for unit, res in zip(units, results, strict=True):
+            keys += [redis_keys.result(unit.key), redis_keys.verdict(unit.key)]
+            args += [unit.key, json.dumps(res.to_dict()), "1" if res.cacheable else "0"]
+        await self._publish_script(keys=keys, args=args)
 
     async def _dead_letter(
         self, entry_id: str, fields: dict[str, str], units: list[Unit], reply: str, why: str

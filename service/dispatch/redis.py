@@ -33,6 +33,9 @@ FOLLOWER_POLL_S = 0.05
 
 
 class RedisDispatcher:
+    # Workers write verdicts into the shared cache themselves (see service.worker).
+    stores_verdicts = True
+
     def __init__(
         self,
         client: Redis,
