@@ -31,7 +31,9 @@ test: $(VENV)/.dev-$(DEPS_HASH)
 
 bench: $(VENV)/.dev-$(DEPS_HASH)
 	$(PY) bench/service.py
-	@for b in bench/math.py bench/sandbox.py; do [ -f $$b ] && $(PY) $$b || true; done
+	$(PY) bench/math.py
+	$(PY) bench/sandbox.py
+	$(PY) bench/scale.py
 
 openapi: $(VENV)/.run-$(DEPS_HASH)
 	$(VENV)/bin/rlvr openapi -o openapi.yaml

@@ -25,8 +25,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from verifiers.base import GradeInput  # noqa: E402
-from verifiers.format import FormatParams, FormatVerifier  # noqa: E402
+from verifiers.base import GradeInput
+from verifiers.format import FormatParams, FormatVerifier
 
 
 def make_items(n: int) -> list[dict[str, object]]:

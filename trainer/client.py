@@ -1,0 +1,104 @@
+"""The client SDK: grade batches from a trainer and get rewards back.
+
+Example::
+
+    from trainer.client import RewardClient
+
+    with RewardClient("http://127.0.0.1:8000") as client:
+        rewards = client.rewards(
+            responses=["<think>…</think><answer>4</answer>", "4"],
+            verifier="format",
+        )
+    # rewards.values == [1.0, 0.0]; rewards.mask == [False, False]
+
+Masked items (the grader failed) come back with `mask=True`; drop them from the loss
+instead of treating their reward as 0.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_RETRIES = 5
+MAX_BACKOFF_S = 30.0
+
+
+class RewardServiceError(RuntimeError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"rlvr answered {status}: {message}")
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Rewards:
+    values: list[float]
+    mask: list[bool]
+    results: list[dict[str, Any]]
+    stats: dict[str, Any]
+
+
+class RewardClient:
+    """Blocking client; retries 429 and 503 with the server's Retry-After."""
+
+    def __init__(self, base_url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = DEFAULT_RETRIES) -> None:
+        self.http = httpx.Client(base_url=base_url, timeout=timeout_s)
+        self.retries = retries
+
+    def __enter__(self) -> RewardClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def grade(self, items: Sequence[dict[str, Any]], deadline_s: float | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"items": list(items)}
+        if deadline_s is not None:
+            body["deadline_s"] = deadline_s
+        for attempt in range(self.retries + 1):
+            r = self.http.post("/v1/grade", json=body)
+            if r.status_code in (429, 503) and attempt < self.retries:
+                time.sleep(min(MAX_BACKOFF_S, float(r.headers.get("retry-after", 2 ** attempt))))
+                continue
+            if r.status_code != 200:
+                try:
+                    message = r.json()["error"]["message"]
+                except (ValueError, KeyError, TypeError):
+                    message = r.text[:500]
+                raise RewardServiceError(r.status_code, message)
+            return r.json()  # type: ignore[no-any-return]
+        raise AssertionError("unreachable")
+
+    def rewards(
+        self,
+        responses: Sequence[str],
+        verifier: str | list[dict[str, Any]],
+        ground_truths: Sequence[Any] | None = None,
+        prompts: Sequence[str] | None = None,
+        params: dict[str, Any] | None = None,
+        groups: Sequence[str] | None = None,
+    ) -> Rewards:
+        items = []
+        for i, response in enumerate(responses):
+            item: dict[str, Any] = {"response": response, "verifier": verifier}
+            if ground_truths is not None:
+                item["ground_truth"] = ground_truths[i]
+            if prompts is not None:
+                item["prompt"] = prompts[i]
+            if params and isinstance(verifier, str):
+                item["params"] = params
+            if groups is not None:
+                item["group"] = groups[i]
+            items.append(item)
+        out = self.grade(items)
+        results = out["results"]
+        return Rewards([r["reward"] for r in results], [r["mask"] for r in results], results, out["stats"])
