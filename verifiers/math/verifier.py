@@ -1,0 +1,187 @@
+"""The `math` verifier: does the response's final answer equal the ground truth?
+
+Extraction (`params.extraction`, default `auto`) is described in `extract.py`, the
+equivalence stages in `compare.py`. The rules a grader must state:
+
+- **Only the final answer counts**, but it must not hedge. Every boxed answer that
+  is not retracted by later text ("wait", "actually", "mistake", ...) is a
+  candidate, and every candidate must equal the ground truth. So
+  `\\boxed{3} or \\boxed{4}` is incorrect, and `\\boxed{3}. Wait, I made an error
+  ... \\boxed{4}` is graded on 4 alone. Inside the final answer, a list of
+  different values (`3, 4`, `3 \\text{ or } 4`, `\\pm 2`) is incorrect when the
+  ground truth is a single value.
+- **Decimals are approximate, rationals exact.** A value written with a decimal
+  point or exponent compares with relative tolerance `params.rel_tol` (default
+  1e-6); integers, fractions and closed forms compare exactly. `0.33` is not `1/3`;
+  `0.333333` is.
+- **Percent**: where either side has `\\%`, the bare number also matches (`50\\%`
+  vs `50`), as does the value (`50\\%` vs `0.5`).
+- **Limits**: an answer longer than `params.max_answer_chars` (default 1,000) and a
+  response longer than `params.max_response_chars` are incorrect without parsing.
+  Oversized values (`9^{9^{9^{9}}}`, `1000000!`) and deep nesting are refused
+  before sympy evaluates them. The dispatcher's kill at `default_deadline_s` is the
+  backstop that turns anything else into `timeout`.
+
+Ground truth may be a bare answer, a `$...$` span, or a whole solution ending in
+`\\boxed{}`; it is extracted once per (params, ground truth) by `prepare` (the
+worker caches that) and also through a process-wide LRU keyed by the gold string.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from verifiers.base import GradeInput, Outcome, Verdict
+from verifiers.math import symbolic
+from verifiers.math.compare import View, decide_cached, view
+from verifiers.math.extract import extract_answer, extract_gold
+
+DEFAULT_REL_TOL = 1e-6
+DEFAULT_MAX_ANSWER_CHARS = 1000
+DEFAULT_MAX_RESPONSE_CHARS = 400_000
+# Half the default deadline: an item that needs more is graded `timeout` by us,
+# well before the dispatcher has to kill the worker.
+DEFAULT_SYMBOLIC_BUDGET_S = 1.0
+# Earlier candidates beyond this many are not compared one by one: that many
+# different boxed answers is a hedge whatever they are.
+MAX_CANDIDATES = 8
+
+
+class MathParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    extraction: Literal["auto", "boxed", "answer_tag", "strict"] = Field(
+        "auto", description="Where the final answer is read from; see the verifier description."
+    )
+    rel_tol: float = Field(
+        DEFAULT_REL_TOL, ge=0.0, le=0.1, description="Relative tolerance for answers given as decimals."
+    )
+    max_answer_chars: int = Field(
+        DEFAULT_MAX_ANSWER_CHARS, ge=1, le=100_000, description="Longer extracted answers are incorrect."
+    )
+    max_response_chars: int = Field(
+        DEFAULT_MAX_RESPONSE_CHARS, ge=1, le=10_000_000, description="Longer responses are incorrect."
+    )
+    symbolic_budget_s: float = Field(
+        DEFAULT_SYMBOLIC_BUDGET_S,
+        gt=0.0,
+        le=60.0,
+        description="Wall-clock budget of the symbolic stage per item; when spent the verdict is `timeout`.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedGold:
+    raw: str
+    answer: str
+    method: str
+    view: View
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.answer)
+
+
+@lru_cache(maxsize=8192)
+def prepare_gold(gold: str) -> PreparedGold:
+    answer, method = extract_gold(gold)
+    return PreparedGold(gold, answer, method, view(answer, gold=True))
+
+
+def _gold_text(ground_truth: Any) -> str:
+    if isinstance(ground_truth, int) and not isinstance(ground_truth, bool):
+        return str(ground_truth)
+    if isinstance(ground_truth, float):
+        # repr keeps every digit the data set stored: 0.1 stays 0.1, 1e-07 parses.
+        return repr(ground_truth)
+    return str(ground_truth)
+
+
+def _outcome(ok: bool, reason: str, details: dict[str, Any]) -> Outcome:
+    return Outcome(1.0 if ok else 0.0, Verdict.CORRECT if ok else Verdict.INCORRECT, reason, details)
+
+
+class MathVerifier:
+    name = "math"
+    version = "1.0.0"
+    description = (
+        "Final answer (last \\boxed{}, <answer> tag, or 'final answer' phrase) equals the ground truth: "
+        "string, then numeric (no sympy), then symbolic equivalence. Hedged answers are incorrect."
+    )
+    params_model = MathParams
+    ground_truth_model = str | int | float
+    default_deadline_s = 2.0
+
+    def __init__(self) -> None:
+        symbolic.warm_up()
+
+    def prepare(self, params: MathParams, ground_truth: Any) -> PreparedGold:
+        # Extraction and normalisation of the gold only; its sympy form is parsed on
+        # first need and cached, so a pathological gold costs its own items' budget.
+        return prepare_gold(_gold_text(ground_truth))
+
+    def verify(self, item: GradeInput, params: MathParams, ground_truth: Any) -> Outcome:
+        symbolic.set_budget(params.symbolic_budget_s)
+        try:
+            return self._verify(item, params, ground_truth)
+        except symbolic.BudgetExceeded:
+            return Outcome(
+                0.0,
+                Verdict.TIMEOUT,
+                f"symbolic stage exceeded its {params.symbolic_budget_s:g}s budget",
+                {"stage": "symbolic", "budget_s": params.symbolic_budget_s},
+            )
+        finally:
+            symbolic.set_budget(math.inf)
+
+    def _verify(self, item: GradeInput, params: MathParams, ground_truth: Any) -> Outcome:
+        gold = ground_truth if isinstance(ground_truth, PreparedGold) else self.prepare(params, ground_truth)
+        details: dict[str, Any] = {
+            "gold": gold.answer,
+            "gold_normalized": gold.view.norm.text,
+            "gold_extraction": gold.method,
+        }
+        if not gold.ok:
+            return Outcome(0.0, Verdict.ERROR, "ground truth has no answer", details, mask=True)
+        response = item.response
+        if len(response) > params.max_response_chars:
+            details["stage"] = "guard"
+            return _outcome(False, f"response longer than {params.max_response_chars} characters", details)
+
+        found = extract_answer(response, params.extraction)
+        details["extraction"] = found.method
+        if found.answer is None or not found.answer.strip():
+            details["stage"] = "extraction"
+            return Outcome(0.0, Verdict.NO_ANSWER, "no final answer found", details)
+        answer = found.answer
+        details["extracted"] = answer[:200]
+        if len(answer) > params.max_answer_chars:
+            details["stage"] = "guard"
+            return _outcome(False, f"answer longer than {params.max_answer_chars} characters", details)
+
+        decision = decide_cached(gold.view, answer, params.rel_tol)
+        details["stage"] = decision.stage
+        details["normalized"] = decision.pred[:200]
+        if not decision.equal:
+            if decision.hedge:
+                details["hedge"] = True
+            return _outcome(False, decision.reason, details)
+
+        others = [c for c in found.candidates if c != answer]
+        if others:
+            details["candidates"] = [c[:100] for c in found.candidates[: MAX_CANDIDATES + 1]]
+            if len(others) > MAX_CANDIDATES:
+                details["hedge"] = True
+                return _outcome(False, "hedging: too many different boxed answers", details)
+            for other in others:
+                too_long = len(other) > params.max_answer_chars
+                if too_long or not decide_cached(gold.view, other, params.rel_tol).equal:
+                    details["hedge"] = True
+                    reason = f"hedging: another boxed answer {other[:60]!r} is not the answer"
+                    return _outcome(False, reason, details)
+        return _outcome(True, decision.reason, details)
