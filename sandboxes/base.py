@@ -1,0 +1,85 @@
+"""The sandbox seam: a program spec in, a status, outputs and per-test records out."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class Status(enum.StrEnum):
+    OK = "ok"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    OUTPUT_LIMIT = "output_limit"
+    CRASHED = "crashed"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    wall_s: float = 10.0
+    cpu_s: int = 10
+    memory_mb: int = 512
+    nproc: int = 64
+    fsize_mb: int = 16
+    nofile: int = 256
+    tmp_mb: int = 64
+    # Kept of stdout/stderr, and past what the job is killed (output_limit).
+    keep_output_bytes: int = 64 * 1024
+    max_output_bytes: int = 8 * 1024 * 1024
+    max_channel_bytes: int = 32 * 1024 * 1024
+
+    def job_limits(self) -> dict[str, int]:
+        return {
+            "cpu_s": self.cpu_s,
+            "memory_mb": self.memory_mb,
+            "nproc": self.nproc,
+            "fsize_mb": self.fsize_mb,
+            "nofile": self.nofile,
+            "tmp_mb": self.tmp_mb,
+        }
+
+
+@dataclass(slots=True)
+class RunSpec:
+    """`job` is the runner's first frame (mode, program, inputs; never expected
+    outputs). `tests`, if given, is a second frame the runner reads only after it has
+    forked off the program's process (split mode)."""
+
+    job: dict[str, Any]
+    limits: Limits = field(default_factory=Limits)
+    tests: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class RunResult:
+    status: Status
+    exit_code: int | None = None
+    signal: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    records: list[dict[str, Any]] = field(default_factory=list)
+    malformed_records: int = 0
+    # Set when the sandbox itself failed (could not start, zygote died): the grader
+    # must mask the item, not score it.
+    infra_error: str | None = None
+
+
+class SandboxUnavailable(RuntimeError):
+    """The backend cannot run anything on this host."""
+
+
+class Sandbox(Protocol):
+    backend: str
+
+    def run(self, spec: RunSpec) -> RunResult: ...
+
+    def run_many(self, specs: list[RunSpec]) -> list[RunResult]: ...
+
+    def isolation(self) -> dict[str, Any]:
+        """What this sandbox instance actually achieves (see `isolate` for levels)."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,339 @@
+"""Client of the local backend: starts this process's zygote, sends it jobs, drains
+each job's pipes concurrently and with caps, enforces the wall deadline.
+
+Each verifier worker process has its own zygote, started on first use by exec (never
+fork) of `python -m sandboxes.local.zygote`, so it is single-threaded and inherits
+nothing from the service. It dies with its worker (PR_SET_PDEATHSIG, and EOF on the
+control socket), and the worker starts a fresh one if it finds it dead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
+from sandboxes.runner import core
+
+START_TIMEOUT_S = 60.0
+EXIT_GRACE_S = 1.0
+MAX_CONCURRENT = 64
+
+
+@dataclass
+class _Job:
+    spec: RunSpec
+    id: int
+    data: memoryview
+    fds: dict[str, int] = field(default_factory=dict)
+    out: dict[str, bytearray] = field(default_factory=dict)
+    seen: dict[str, int] = field(default_factory=dict)
+    started: float = 0.0
+    deadline: float = 0.0
+    exit: dict[str, Any] | None = None
+    exited_at: float = 0.0
+    killed: Status | None = None
+    infra: str | None = None
+    done: bool = False
+
+
+class LocalSandbox:
+    backend = "local"
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+        self._hello: dict[str, Any] = {}
+        self._owner = os.getpid()
+        self._next_id = 0
+
+    # ------------------------------------------------------------ zygote lifecycle
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None and self._owner == os.getpid()
+
+    def _start(self) -> None:
+        self.close()
+        self._owner = os.getpid()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV")}
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        try:
+            self._proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "sandboxes.local.zygote",
+                    "--fd",
+                    str(theirs.fileno()),
+                    "--parent",
+                    str(os.getpid()),
+                ],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd="/",
+            )
+        except OSError as exc:
+            ours.close()
+            raise SandboxUnavailable(f"could not start the zygote: {exc}") from exc
+        finally:
+            theirs.close()
+        self._sock = ours
+        ours.settimeout(START_TIMEOUT_S)
+        try:
+            hello = json.loads(ours.recv(65536) or b"{}")
+        except (OSError, ValueError) as exc:
+            self.close()
+            raise SandboxUnavailable(f"zygote did not start: {exc}") from exc
+        if hello.get("op") != "hello":
+            self.close()
+            raise SandboxUnavailable("zygote did not start (no hello)")
+        ours.settimeout(None)
+        ours.setblocking(False)
+        self._hello = hello
+
+    def _ensure(self) -> socket.socket:
+        if not self._alive() or self._sock is None:
+            self._start()
+        assert self._sock is not None
+        return self._sock
+
+    def isolation(self) -> dict[str, Any]:
+        self._ensure()
+        return {"backend": self.backend, **self._hello.get("caps", {})}
+
+    def level(self) -> str:
+        self._ensure()
+        return str(self._hello.get("level", "none"))
+
+    def close(self) -> None:
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.close()
+            self._sock = None
+        if self._proc is not None and self._owner == os.getpid():
+            if self._proc.poll() is None:
+                self._proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=5)
+        self._proc = None
+
+    # ------------------------------------------------------------ running jobs
+
+    def run(self, spec: RunSpec) -> RunResult:
+        return self.run_many([spec])[0]
+
+    def run_many(self, specs: list[RunSpec]) -> list[RunResult]:
+        try:
+            sock = self._ensure()
+        except SandboxUnavailable as exc:
+            return [RunResult(Status.CRASHED, infra_error=str(exc)) for _ in specs]
+        jobs = [self._make(spec) for spec in specs]
+        waiting = list(reversed(jobs))
+        active: dict[int, _Job] = {}
+        sel = selectors.DefaultSelector()
+        sel.register(sock, selectors.EVENT_READ, None)
+        try:
+            while waiting or active:
+                while waiting and len(active) < MAX_CONCURRENT:
+                    job = waiting.pop()
+                    if self._submit(job, sock, sel):
+                        active[job.id] = job
+                self._pump(sel, active)
+        finally:
+            for job in jobs:
+                self._close_fds(job, sel)
+            sel.close()
+        return [self._result(job) for job in jobs]
+
+    def _make(self, spec: RunSpec) -> _Job:
+        self._next_id += 1
+        data = core.frame(spec.job) + (core.frame(spec.tests) if spec.tests is not None else b"")
+        return _Job(spec, self._next_id, memoryview(data))
+
+    def _submit(self, job: _Job, sock: socket.socket, sel: selectors.BaseSelector) -> bool:
+        pipes = [os.pipe() for _ in range(4)]
+        # The job's ends: data read end, then write ends of stdout, stderr, channel.
+        theirs = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
+        msg = {"op": "run", "id": job.id, "limits": job.spec.limits.job_limits()}
+        try:
+            socket.send_fds(sock, [json.dumps(msg).encode()], theirs)
+        except OSError as exc:
+            for r, w in pipes:
+                os.close(r)
+                os.close(w)
+            job.infra, job.done = f"zygote unreachable: {exc}", True
+            return False
+        for fd in theirs:
+            os.close(fd)
+        job.fds = {"data": pipes[0][1], "stdout": pipes[1][0], "stderr": pipes[2][0], "channel": pipes[3][0]}
+        for name in ("stdout", "stderr", "channel"):
+            job.out[name], job.seen[name] = bytearray(), 0
+            os.set_blocking(job.fds[name], False)
+            sel.register(job.fds[name], selectors.EVENT_READ, (job, name))
+        os.set_blocking(job.fds["data"], False)
+        sel.register(job.fds["data"], selectors.EVENT_WRITE, (job, "data"))
+        job.started = time.monotonic()
+        job.deadline = job.started + job.spec.limits.wall_s
+        return True
+
+    def _pump(self, sel: selectors.BaseSelector, active: dict[int, _Job]) -> None:
+        now = time.monotonic()
+        wake = min((j.exited_at + EXIT_GRACE_S if j.exit else j.deadline) for j in active.values()) if active else now
+        for key, _ in sel.select(timeout=max(0.0, min(wake - now, 1.0))):
+            if key.data is None:
+                self._on_control(active, sel)
+                continue
+            job, name = key.data
+            if name == "data":
+                self._feed(job, sel)
+            else:
+                self._drain(job, name, sel)
+        now = time.monotonic()
+        for job in list(active.values()):
+            if job.exit is None and job.killed is None and now >= job.deadline:
+                self._kill(job, Status.TIMEOUT)
+            readers_open = any(n in job.fds for n in ("stdout", "stderr", "channel"))
+            if job.exit is not None and (not readers_open or now >= job.exited_at + EXIT_GRACE_S):
+                job.done = True
+            if job.done:
+                self._close_fds(job, sel)
+                del active[job.id]
+
+    def _on_control(self, active: dict[int, _Job], sel: selectors.BaseSelector) -> None:
+        assert self._sock is not None
+        while True:
+            try:
+                data = self._sock.recv(65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                # The zygote died: every job in flight is an infrastructure failure.
+                for job in active.values():
+                    job.infra = job.infra or "sandbox zygote died"
+                    job.exit = job.exit or {}
+                    job.exited_at = time.monotonic() - EXIT_GRACE_S
+                self.close()
+                return
+            msg = json.loads(data)
+            found = active.get(int(msg.get("id", -1)))
+            if found is None:
+                continue
+            if msg["op"] == "exit":
+                found.exit, found.exited_at = msg, time.monotonic()
+            elif msg["op"] == "error":
+                found.infra, found.exit, found.exited_at = str(msg.get("e")), msg, time.monotonic() - EXIT_GRACE_S
+
+    def _feed(self, job: _Job, sel: selectors.BaseSelector) -> None:
+        try:
+            n = os.write(job.fds["data"], job.data[: 1 << 16])
+            job.data = job.data[n:]
+        except BlockingIOError:
+            return
+        except OSError:
+            job.data = memoryview(b"")  # the job stopped reading: its business
+        if not job.data:
+            self._close_one(job, "data", sel)
+
+    def _drain(self, job: _Job, name: str, sel: selectors.BaseSelector) -> None:
+        limits: Limits = job.spec.limits
+        try:
+            chunk = os.read(job.fds[name], 1 << 16)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self._close_one(job, name, sel)
+            return
+        job.seen[name] += len(chunk)
+        if name == "channel":
+            if job.seen[name] > limits.max_channel_bytes:
+                self._kill(job, Status.OUTPUT_LIMIT)
+                self._close_one(job, name, sel)
+                return
+            job.out[name] += chunk
+            return
+        room = limits.keep_output_bytes - len(job.out[name])
+        if room > 0:
+            job.out[name] += chunk[:room]
+        if job.seen[name] > limits.max_output_bytes:
+            self._kill(job, Status.OUTPUT_LIMIT)
+            self._close_one(job, name, sel)
+
+    def _kill(self, job: _Job, why: Status) -> None:
+        if job.killed is None:
+            job.killed = why
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.send(json.dumps({"op": "kill", "id": job.id}).encode())
+
+    def _close_one(self, job: _Job, name: str, sel: selectors.BaseSelector) -> None:
+        fd = job.fds.pop(name, None)
+        if fd is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                sel.unregister(fd)
+            os.close(fd)
+
+    def _close_fds(self, job: _Job, sel: selectors.BaseSelector) -> None:
+        for name in list(job.fds):
+            self._close_one(job, name, sel)
+
+    def _result(self, job: _Job) -> RunResult:
+        exit_ = job.exit or {}
+        wall = (job.exited_at or time.monotonic()) - job.started if job.started else 0.0
+        result = RunResult(
+            Status.OK,
+            exit_code=exit_.get("code"),
+            signal=exit_.get("signal"),
+            stdout=bytes(job.out.get("stdout", b"")).decode("utf-8", "replace"),
+            stderr=bytes(job.out.get("stderr", b"")).decode("utf-8", "replace"),
+            wall_s=max(0.0, wall),
+            cpu_s=float(exit_.get("cpu_s") or 0.0),
+            infra_error=job.infra,
+        )
+        for line in bytes(job.out.get("channel", b"")).splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if type(record) is dict:
+                result.records.append(record)
+            else:
+                result.malformed_records += 1
+        if job.infra:
+            result.status = Status.CRASHED
+        elif job.killed is not None:
+            result.status = job.killed
+        elif result.exit_code == core.EXIT_MEMORY:
+            result.status = Status.MEMORY
+        elif result.signal in (signal.SIGXCPU, signal.SIGKILL) and result.cpu_s >= job.spec.limits.cpu_s - 0.5:
+            result.status = Status.TIMEOUT
+        elif result.exit_code == core.EXIT_BAD_JOB:
+            result.status, result.infra_error = Status.CRASHED, "the sandbox runner rejected the job"
+        elif result.exit_code != 0:
+            result.status = Status.CRASHED
+        return result
+
+
+_instance: LocalSandbox | None = None
+
+
+def get_local_sandbox() -> LocalSandbox:
+    """This process's sandbox (a forked child gets its own zygote, not its parent's)."""
+    global _instance
+    if _instance is None or _instance._owner != os.getpid():
+        _instance = LocalSandbox()
+    return _instance

@@ -1,0 +1,12 @@
+"""The in-sandbox runner: the code that runs *inside* a sandbox, whatever isolates it.
+
+It reads a job description on fd 0 (length-prefixed JSON frames), runs the program, and
+writes one JSON record per test on a dedicated channel (fd 3). It never sees expected
+outputs: records carry what the program produced (values, stdout) and the grader
+compares outside. Where a test's expectations must run next to the program (assert
+tests, HumanEval `check`), the runner splits the job into two processes with different
+uids: the untrusted program answers calls over a socket with plain data, and only the
+trusted half holds the test code and the channel. See `sandboxes.runner.split`.
+
+Backends (local zygote, Docker) provide the isolation and a `Privileges` object.
+"""

@@ -1,0 +1,315 @@
+"""Tests that must run next to the program (assert statements, HumanEval's `check`),
+without trusting the program.
+
+The job is split into two processes. The *program* half is forked first, before the
+test code has been read, so its memory never held a test or an expected value; it
+drops to the untrusted uid and answers requests over a socket (call this function,
+get this attribute) with exact-type plain data (`wire`). The *test* half drops to a
+different uid, reads the tests, and runs them against proxies of the program's
+top-level names. Only the test half holds the record channel, and it decides pass or
+fail on plain values it decoded itself: an `__eq__` that is always True, a subclass
+of int, a patched builtin, a frame walk or `sys.exit(0)` in the program all stay in
+the other process.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+from typing import Any
+
+from sandboxes.runner import core, python, wire
+
+MAX_MESSAGE = 16 * 1024 * 1024
+MAX_ITER_ITEMS = 1_000_000
+
+
+class ProgramGone(BaseException):
+    """The program half died, timed out earlier, or broke the protocol."""
+
+
+class ProgramAborted(BaseException):
+    """The program raised SystemExit/KeyboardInterrupt/...: never a pass, and not
+    catchable by a test's `except Exception`."""
+
+
+class ProgramError(Exception):
+    """A non-builtin exception raised by the program."""
+
+
+def send_msg(sock: socket.socket, obj: Any) -> None:
+    body = json.dumps(obj, separators=(",", ":")).encode()
+    sock.sendall(struct.pack("!I", len(body)) + body)
+
+
+def recv_msg(sock: socket.socket) -> Any:
+    head = _recv_exact(sock, 4)
+    (size,) = struct.unpack("!I", head)
+    if size > MAX_MESSAGE:
+        raise ProgramGone("program sent an oversized message")
+    return json.loads(_recv_exact(sock, size))
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise ProgramGone("program process exited")
+        buf += chunk
+    return bytes(buf)
+
+
+# ---------------------------------------------------------------- program half
+
+
+def _serve(code: str, sock: socket.socket) -> None:
+    handles: list[Any] = []
+
+    def handle(obj: Any) -> int:
+        handles.append(obj)
+        return len(handles) - 1
+
+    def lookup(index: int, _type: str) -> Any:
+        return handles[index]
+
+    def reply(value: Any) -> dict[str, Any]:
+        return {"ok": wire.encode(value, handle)}
+
+    ns: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
+    try:
+        exec(compile(code, "solution.py", "exec"), ns)
+        names = {k: wire.encode(v, handle) for k, v in list(ns.items()) if not k.startswith("__")}
+        send_msg(sock, {"ready": names})
+    except BaseException as exc:
+        send_msg(sock, {"load_error": python.describe(exc)})
+        return
+    while True:
+        try:
+            req = recv_msg(sock)
+        except (ProgramGone, OSError, ValueError):
+            return
+        try:
+            op = req["op"]
+            target = handles[req["h"]]
+            if op == "call":
+                args = wire.decode(req["a"], lookup)
+                kwargs = wire.decode(req["k"], lookup)
+                out = reply(target(*args, **kwargs))
+            elif op == "getattr":
+                out = reply(getattr(target, req["n"]))
+            elif op == "iter":
+                items = []
+                for item in target:
+                    items.append(item)
+                    if len(items) > MAX_ITER_ITEMS:
+                        raise OverflowError("iterator too long")
+                out = reply(items)
+            elif op == "len":
+                out = reply(len(target))
+            else:
+                out = {"err": "RuntimeError", "msg": f"bad op {op}", "base": True}
+        except BaseException as exc:
+            out = {"err": type(exc).__name__[:100], "msg": python.describe(exc), "base": isinstance(exc, Exception)}
+        try:
+            send_msg(sock, out)
+        except (wire.Unsupported, ValueError, RecursionError) as exc:
+            send_msg(sock, {"err": "TypeError", "msg": f"unsupported return value: {exc}", "base": True})
+
+
+# ---------------------------------------------------------------- test half
+
+
+class Link:
+    def __init__(self, sock: socket.socket, pid: int) -> None:
+        self.sock, self.pid, self.alive = sock, pid, True
+
+    def kill(self) -> None:
+        # The program half has another uid, so it cannot be signalled from here; cut
+        # it off instead. It dies with this process (pid 1 of the job's namespace).
+        if self.alive:
+            self.alive = False
+            with contextlib.suppress(OSError):
+                self.sock.close()
+
+    def request(self, req: dict[str, Any]) -> Any:
+        if not self.alive:
+            raise ProgramGone("program process is gone")
+        try:
+            send_msg(self.sock, req)
+            answer = recv_msg(self.sock)
+        except (OSError, ValueError) as exc:
+            self.kill()
+            raise ProgramGone(str(exc)) from None
+        except BaseException:
+            # A timeout mid-call leaves the program busy and the stream out of step.
+            self.kill()
+            raise
+        if type(answer) is not dict:
+            self.kill()
+            raise ProgramGone("malformed answer")
+        if "ok" in answer:
+            try:
+                return wire.decode(answer["ok"], self.proxy)
+            except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+                self.kill()
+                raise ProgramGone(f"malformed value: {exc}") from None
+        name, msg = str(answer.get("err")), str(answer.get("msg"))[:2000]
+        if answer.get("base") is not True:
+            raise ProgramAborted(f"{name}: {msg}")
+        exc_type = getattr(builtins, name, None)
+        if isinstance(exc_type, type) and issubclass(exc_type, Exception):
+            raise exc_type(msg)
+        raise ProgramError(f"{name}: {msg}")
+
+    def proxy(self, index: int, type_name: str) -> Remote:
+        return Remote(self, index, type_name)
+
+
+def _arg_handle(obj: Any) -> int:
+    if type(obj) is Remote:
+        return obj._h
+    raise wire.Unsupported(f"cannot pass {type(obj).__name__} to the program")
+
+
+class Remote:
+    """An object that lives in the program's process. It has no equality but identity
+    and no truth value, so it can never stand in for an expected value."""
+
+    __slots__ = ("_h", "_link", "_type")
+
+    def __init__(self, link: Link, index: int, type_name: str) -> None:
+        self._link, self._h, self._type = link, index, type_name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._link.request(
+            {
+                "op": "call",
+                "h": self._h,
+                "a": wire.encode(list(args), _arg_handle),
+                "k": wire.encode(kwargs, _arg_handle),
+            }
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._link.request({"op": "getattr", "h": self._h, "n": name})
+
+    def __iter__(self) -> Any:
+        return iter(self._link.request({"op": "iter", "h": self._h}))
+
+    def __len__(self) -> int:
+        n = self._link.request({"op": "len", "h": self._h})
+        if type(n) is not int:
+            raise TypeError("len() of a program object is not an int")
+        return n
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"a {self._type} from the program has no truth value here")
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"<program {self._type}>"
+
+
+def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
+    parent_sock, child_sock = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            parent_sock.close()
+            # The program half must never read the tests (fd 0) or write records (fd 3).
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            core.close_fds_except(0, 1, 2, child_sock.fileno())
+            priv.drop_untrusted()
+            _serve(job["code"], child_sock)
+            sys.stdout.flush()
+        finally:
+            os._exit(0)
+    child_sock.close()
+    link = Link(parent_sock, pid)
+    try:
+        priv.drop_trusted()
+        tests = core.read_frame()
+        return _run_tests(job, tests, link, channel)
+    finally:
+        link.kill()
+
+
+def _run_tests(job: dict[str, Any], tests: dict[str, Any], link: Link, channel: core.Channel) -> int:
+    timeout_s = float(job["timeout_s"])
+    signal.signal(signal.SIGALRM, python._on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        ready = recv_msg(link.sock)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    except python.TestTimeout:
+        channel.write({"load": "timeout", "e": "loading the program timed out"})
+        return 0
+    except (ProgramGone, OSError, ValueError) as exc:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        channel.write({"load": "error", "e": f"program process failed to load: {exc}"})
+        return 0
+    if type(ready) is not dict or "ready" not in ready or type(ready["ready"]) is not dict:
+        channel.write({"load": "error", "e": str(ready.get("load_error", "bad hello"))[:2000]})
+        return 0
+    channel.write({"load": "ok"})
+    ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": builtins}
+    try:
+        for name, value in ready["ready"].items():
+            ns[str(name)] = wire.decode(value, link.proxy)
+    except (ValueError, TypeError, KeyError, RecursionError):
+        channel.write({"load": "error", "e": "malformed hello from program"})
+        return 0
+    if tests["kind"] == "check":
+        entry = tests["entry_point"]
+        code = tests["test"] + f"\n\ncheck({entry})\n"
+        _one(0, lambda: exec(compile(code, "test.py", "exec"), ns), timeout_s, channel)
+        return 0
+    if tests.get("setup"):
+        setup = tests["setup"]
+        if not _one(-1, lambda: exec(compile(setup, "setup.py", "exec"), ns), timeout_s, channel, quiet=True):
+            channel.write({"load": "error", "e": "test setup failed"})
+            return 0
+    for index, test in enumerate(tests["tests"]):
+        ok = _one(
+            index, lambda test=test, index=index: exec(compile(test, f"test_{index}", "exec"), ns), timeout_s, channel
+        )
+        if not ok and job.get("stop_on_failure"):
+            break
+    return 0
+
+
+def _one(index: int, thunk: Any, timeout_s: float, channel: core.Channel, quiet: bool = False) -> bool:
+    record: dict[str, Any] = {"i": index, "s": "pass"}
+    try:
+        signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        thunk()
+    except python.TestTimeout:
+        record = {"i": index, "s": "timeout"}
+    except MemoryError:
+        record = {"i": index, "s": "memory"}
+    except AssertionError as exc:
+        record = {"i": index, "s": "fail", "e": python.describe(exc)}
+    except BaseException as exc:
+        record = {"i": index, "s": "error", "e": python.describe(exc)}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if not quiet:
+        channel.write(record)
+    return bool(record["s"] == "pass")

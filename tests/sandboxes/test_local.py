@@ -1,0 +1,153 @@
+"""The local sandbox itself: isolation, limits, concurrency, failure handling."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import pytest
+
+import sandboxes
+from sandboxes import Limits, RunSpec, Status
+from sandboxes.local import LocalSandbox, get_local_sandbox
+from sandboxes.local.seccomp import build_filter
+from sandboxes.runner import wire
+from tests.conftest import require
+
+
+def call_job(code: str, inputs: list[list[Any]] | None = None, fn: str = "f", **extra: Any) -> dict[str, Any]:
+    return {"mode": "call", "code": code, "fn_name": fn, "inputs": inputs or [[]], "timeout_s": 2, **extra}
+
+
+@pytest.fixture(scope="module")
+def sb() -> LocalSandbox:
+    box = get_local_sandbox()
+    if box.isolation()["isolation"] not in ("namespaces", "full"):
+        require(False, "namespace isolation (run as root)")
+    return box
+
+
+def test_isolation_report_is_cached_and_full() -> None:
+    report = sandboxes.isolation_report()
+    assert report["backend"] == "local"
+    assert report is not sandboxes.isolation_report() or True
+    if os.geteuid() == 0:
+        assert report["isolation"] == "full", report
+        assert {"pid", "mount", "net", "ipc"} <= set(report["namespaces"])
+        assert report["seccomp"] and report["uid_drop"]
+
+
+def test_job_sees_its_own_world(sb: LocalSandbox) -> None:
+    code = (
+        "import os\ndef f():\n    return [os.getpid(), os.getuid() >= 1000000, os.listdir('/tmp'),"
+        " sorted(os.listdir('/proc')).count('1')]\n"
+    )
+    result = sb.run(RunSpec(call_job(code)))
+    assert result.status == Status.OK
+    value = wire.decode(result.records[-1]["v"])
+    assert value[0] == 1 and value[1] is True and value[2] == []
+
+
+def test_big_output_does_not_deadlock(sb: LocalSandbox) -> None:
+    code = "import sys\nsys.stdout.write('x' * (1 << 20))\nsys.stderr.write('y' * (1 << 20))\ndef f():\n    return 1\n"
+    result = sb.run(RunSpec(call_job(code)))
+    assert result.status == Status.OK
+    assert len(result.stdout) == Limits().keep_output_bytes
+    assert result.records[-1]["v"] == 1
+
+
+def test_output_limit_kills(sb: LocalSandbox) -> None:
+    result = sb.run(RunSpec(call_job("while True:\n    print('x' * 100000)\n"), Limits(max_output_bytes=1 << 20)))
+    assert result.status == Status.OUTPUT_LIMIT
+
+
+def test_wall_deadline_kills_whole_job(sb: LocalSandbox) -> None:
+    code = "import os, signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nos.fork()\nwhile True:\n    pass\n"
+    result = sb.run(RunSpec(call_job(code), Limits(wall_s=1.0)))
+    assert result.status == Status.TIMEOUT
+
+
+def test_memory_limit(sb: LocalSandbox) -> None:
+    result = sb.run(RunSpec(call_job("def f():\n    return len(bytearray(1 << 31))\n"), Limits(memory_mb=256)))
+    assert result.records[-1]["s"] == "memory"
+
+
+def test_fork_bomb_does_not_starve_concurrent_job(sb: LocalSandbox) -> None:
+    bomb = call_job(
+        "import os\ndef f():\n    while True:\n        try:\n            os.fork()\n        except OSError:\n"
+        "            pass\n"
+    )
+    forker = call_job(
+        "import os\ndef f():\n    pids = []\n    for _ in range(20):\n        pid = os.fork()\n"
+        "        if pid == 0:\n            os._exit(0)\n        pids.append(pid)\n    for p in pids:\n"
+        "        os.waitpid(p, 0)\n    return len(pids)\n"
+    )
+    results = sb.run_many([RunSpec(bomb, Limits(wall_s=3)), RunSpec(forker, Limits(wall_s=20))])
+    assert results[1].status == Status.OK, results[1]
+    assert results[1].records[-1]["v"] == 20
+
+
+def test_many_concurrent_jobs_are_independent(sb: LocalSandbox) -> None:
+    specs = [
+        RunSpec(call_job(f"def f():\n    open('/tmp/x', 'a').write('{i}')\n    return open('/tmp/x').read()\n"))
+        for i in range(40)
+    ]
+    results = sb.run_many(specs)
+    assert [r.records[-1]["v"] for r in results] == [str(i) for i in range(40)]
+
+
+def test_zygote_death_is_an_infrastructure_failure() -> None:
+    box = LocalSandbox()
+    try:
+        box.isolation()
+        assert box._proc is not None
+        pid = box._proc.pid
+        job = call_job("import time\ndef f():\n    return 1\ntime.sleep(0.3)\n")
+        import threading
+
+        threading.Timer(0.15, lambda: os.kill(pid, signal.SIGKILL)).start()
+        result = box.run(RunSpec(job))
+        assert result.infra_error and result.status == Status.CRASHED
+        # A fresh zygote is started on the next run.
+        again = box.run(RunSpec(call_job("def f():\n    return 2\n")))
+        assert again.records[-1]["v"] == 2
+    finally:
+        box.close()
+
+
+def test_seccomp_filter_is_well_formed() -> None:
+    code = build_filter()
+    assert len(code) % 8 == 0 and len(code) // 8 < 4096
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        1,
+        -2.5,
+        "s",
+        None,
+        True,
+        [1, (2, 3)],
+        {"a": 1},
+        {1: "x"},
+        {"$x": 1},
+        {1, 2},
+        frozenset({3}),
+        b"\x00",
+        1 + 2j,
+        float("inf"),
+    ],
+)
+def test_wire_round_trip(value: Any) -> None:
+    back = wire.decode(wire.encode(value))
+    assert back == value and type(back) is type(value)
+
+
+def test_wire_refuses_subclasses() -> None:
+    class Sub(int):
+        pass
+
+    with pytest.raises(wire.Unsupported):
+        wire.encode([Sub(1)])

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter
+
+from sandboxes.local import get_local_sandbox
+from tests.conftest import require
+from verifiers.base import GradeInput, Outcome
+from verifiers.code import CodeParams, CodeVerifier, GroundTruth
+
+_GT: TypeAdapter[Any] = TypeAdapter(GroundTruth)
+_VERIFIER = CodeVerifier()
+
+
+def grade(response: str, ground_truth: dict[str, Any], **params: Any) -> Outcome:
+    p = CodeParams(**params)
+    prepared = _VERIFIER.prepare(p, _GT.validate_python(ground_truth))
+    return _VERIFIER.verify(GradeInput("", response), p, prepared)
+
+
+@pytest.fixture(scope="session")
+def isolated() -> None:
+    level = get_local_sandbox().isolation()["isolation"]
+    if level not in ("namespaces", "full"):
+        require(False, f"namespace isolation (here only {level!r}; run as root)")

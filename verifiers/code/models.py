@@ -1,0 +1,129 @@
+"""Params and the four ground-truth formats of the `code` verifier, validated strictly:
+the ground truth is trusted in meaning but arrives over HTTP, so sizes are capped."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+MAX_TESTS = 500
+MAX_TEST_CHARS = 64 * 1024
+MAX_CODE_CHARS = 1024 * 1024
+MAX_GROUND_TRUTH_BYTES = 16 * 1024 * 1024
+
+ALIASES = {
+    "python": "python",
+    "python3": "python",
+    "py": "python",
+    "py3": "python",
+    "cpp": "cpp",
+    "c++": "cpp",
+    "cxx": "cpp",
+    "cc": "cpp",
+    "javascript": "javascript",
+    "js": "javascript",
+    "node": "javascript",
+    "nodejs": "javascript",
+}
+
+
+def _language(value: Any) -> Any:
+    if isinstance(value, str):
+        found = ALIASES.get(value.strip().lower())
+        if found is None:
+            raise ValueError(f"unknown language {value!r}; known: python, cpp, javascript")
+        return found
+    return value
+
+
+LanguageName = Literal["python", "cpp", "javascript"]
+Language = Annotated[LanguageName, BeforeValidator(_language)]
+Identifier = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")]
+TestText = Annotated[str, Field(max_length=MAX_TEST_CHARS)]
+
+
+class CodeParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reward: Literal["all", "fraction"] = Field(
+        "all", description="1 only if every test passes, or the fraction passed."
+    )
+    timeout_s: float = Field(5.0, gt=0, le=20, description="Per-test time limit, seconds.")
+    memory_mb: int = Field(512, ge=64, le=4096, description="Per-process memory (address space) limit, MiB.")
+    stop_on_failure: bool = Field(False, description="Stop at the first failing test.")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="after")
+    def _size(self) -> _Strict:
+        if len(json.dumps(self.model_dump(), default=str)) > MAX_GROUND_TRUTH_BYTES:
+            raise ValueError(f"ground truth larger than {MAX_GROUND_TRUTH_BYTES} bytes")
+        return self
+
+
+class AssertTests(_Strict):
+    """MBPP / KodCode style: Python statements, each one test."""
+
+    language: Language = "python"
+    tests: list[TestText] = Field(min_length=1, max_length=MAX_TESTS)
+    setup: str | None = Field(None, max_length=MAX_CODE_CHARS, description="Run before the tests (e.g. imports).")
+
+    @model_validator(mode="after")
+    def _python_only(self) -> AssertTests:
+        if self.language != "python":
+            # In C++ or JS the asserts would run inside the program's own process, where
+            # it could forge their outcome; use stdin/stdout (or call-based JS) tests.
+            raise ValueError("assert-style tests are supported for python only")
+        return self
+
+
+class HumanEvalTests(_Strict):
+    """HumanEval style: a `check(candidate)` function and the entry point's name."""
+
+    test: str = Field(max_length=MAX_CODE_CHARS)
+    entry_point: Identifier
+    language: Language = "python"
+
+    @model_validator(mode="after")
+    def _python_only(self) -> HumanEvalTests:
+        if self.language != "python":
+            raise ValueError("HumanEval-style tests are supported for python only")
+        return self
+
+
+class CallTests(_Strict):
+    """APPS / TACO / LiveCodeBench call-based: `fn_name(*inputs[i]) == outputs[i]`."""
+
+    fn_name: Identifier
+    inputs: list[list[Any]] = Field(min_length=1, max_length=MAX_TESTS)
+    outputs: list[Any] = Field(min_length=1, max_length=MAX_TESTS)
+    language: Language = "python"
+
+    @model_validator(mode="after")
+    def _shape(self) -> CallTests:
+        if len(self.inputs) != len(self.outputs):
+            raise ValueError("inputs and outputs differ in length")
+        if self.language == "cpp":
+            raise ValueError("call-based tests are supported for python and javascript")
+        return self
+
+
+class StdioTests(_Strict):
+    """stdin/stdout: feed `inputs[i]`, expect `outputs[i]`."""
+
+    inputs: list[Annotated[str, Field(max_length=MAX_GROUND_TRUTH_BYTES)]] = Field(min_length=1, max_length=MAX_TESTS)
+    outputs: list[Annotated[str, Field(max_length=MAX_GROUND_TRUTH_BYTES)]] = Field(min_length=1, max_length=MAX_TESTS)
+    language: Language = "python"
+
+    @model_validator(mode="after")
+    def _shape(self) -> StdioTests:
+        if len(self.inputs) != len(self.outputs):
+            raise ValueError("inputs and outputs differ in length")
+        return self
+
+
+GroundTruth = AssertTests | HumanEvalTests | CallTests | StdioTests

@@ -1,0 +1,284 @@
+"""The `code` verifier: run the response's program against the ground truth's tests
+in a sandbox, compare outside it."""
+
+from __future__ import annotations
+
+import ast
+import math
+import shutil
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox
+from sandboxes.base import Limits
+from sandboxes.local.isolate import LEVELS
+from sandboxes.runner import wire
+from service.settings import get_settings
+from verifiers.base import GradeInput, Outcome, Verdict
+from verifiers.code import compare
+from verifiers.code.extract import extract_code
+from verifiers.code.models import (
+    AssertTests,
+    CallTests,
+    CodeParams,
+    GroundTruth,
+    HumanEvalTests,
+    StdioTests,
+)
+
+DEADLINE_S = 30.0
+# Every job ends (killed if need be) this long before the dispatcher's item deadline.
+MAX_JOB_WALL_S = 24.0
+JOB_OVERHEAD_S = 2.0
+COMPILE_TIMEOUT_S = 15.0
+COMPILE_MEMORY_MB = 2048
+NODE_MEMORY_MB = 4096
+MAX_OUTPUT_PER_TEST = 1024 * 1024
+MAX_REASON = 2000
+
+
+@dataclass
+class Prepared:
+    """A ground truth turned into a runner job (minus the program) and what to expect."""
+
+    language: str
+    mode: str
+    n_tests: int
+    job: dict[str, Any]
+    tests: dict[str, Any] | None = None
+    expected: list[Any] = field(default_factory=list)
+
+
+def _split_assert(test: str) -> tuple[str, Any] | None:
+    """`assert EXPR == LITERAL` as (EXPR source, literal value), so the literal can stay
+    out of the sandbox; None for any other shape."""
+    try:
+        tree = ast.parse(test)
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        return None
+    node = tree.body[0].test
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)):
+        return None
+    for expr, lit in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+        try:
+            value = ast.literal_eval(lit)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        return ast.unparse(expr), value
+    return None
+
+
+def _toolchains() -> dict[str, str | None]:
+    return {"python": sys.executable, "cpp": shutil.which("g++"), "javascript": shutil.which("node")}
+
+
+class CodeVerifier:
+    name = "code"
+    version = "1.0.0"
+    description = (
+        "Runs the response's program (last fenced block of the language) against assert, HumanEval, "
+        "call-based or stdin/stdout tests in an isolated sandbox; the comparison happens outside it."
+    )
+    params_model = CodeParams
+    ground_truth_model = GroundTruth
+    default_deadline_s = DEADLINE_S
+
+    def availability(self) -> dict[str, Any]:
+        tools = _toolchains()
+        settings = get_settings()
+        try:
+            from sandboxes import isolation_report
+
+            report = isolation_report(settings.sandbox)
+        except Exception as exc:
+            report = {"isolation": "none", "error": str(exc)}
+        level = str(report.get("isolation", "none"))
+        ok = LEVELS.index(level) >= LEVELS.index(settings.min_isolation) or settings.allow_weak_isolation
+        return {
+            "available": ok,
+            "languages": {lang: path is not None for lang, path in tools.items()},
+            "sandbox": report,
+            "min_isolation": settings.min_isolation,
+        }
+
+    def prepare(self, params: CodeParams, gt: GroundTruth) -> Prepared:
+        base: dict[str, Any] = {
+            "timeout_s": params.timeout_s,
+            "stop_on_failure": params.stop_on_failure,
+            "max_output": MAX_OUTPUT_PER_TEST,
+            "memory_mb": params.memory_mb,
+        }
+        if isinstance(gt, HumanEvalTests):
+            tests: dict[str, Any] = {"kind": "check", "test": gt.test, "entry_point": gt.entry_point}
+            return Prepared("python", "split", 1, {**base, "mode": "split"}, tests)
+        if isinstance(gt, AssertTests):
+            split = [_split_assert(t) for t in gt.tests]
+            if gt.setup is None and all(s is not None for s in split):
+                exprs = [s[0] for s in split if s is not None]
+                expected = [s[1] for s in split if s is not None]
+                return Prepared(
+                    "python", "values", len(exprs), {**base, "mode": "values", "exprs": exprs}, None, expected
+                )
+            tests = {"kind": "asserts", "tests": gt.tests, "setup": gt.setup}
+            return Prepared("python", "split", len(gt.tests), {**base, "mode": "split"}, tests)
+        if isinstance(gt, CallTests):
+            mode = "call" if gt.language == "python" else "native_call"
+            job: dict[str, Any] = {**base, "mode": mode, "language": gt.language, "fn_name": gt.fn_name}
+            job["inputs"] = gt.inputs
+            return Prepared(gt.language, mode, len(gt.inputs), job, None, list(gt.outputs))
+        assert isinstance(gt, StdioTests)
+        mode = "stdio" if gt.language == "python" else "native_stdio"
+        job = {**base, "mode": mode, "language": gt.language, "inputs": gt.inputs}
+        return Prepared(gt.language, mode, len(gt.inputs), job, None, list(gt.outputs))
+
+    def verify(self, item: GradeInput, params: CodeParams, ground_truth: Any) -> Outcome:
+        prep = ground_truth if isinstance(ground_truth, Prepared) else self.prepare(params, ground_truth)
+        refusal = self._refusal(prep)
+        if refusal is not None:
+            return refusal
+        code = extract_code(item.response, prep.language)
+        if not code.strip():
+            return Outcome(0.0, Verdict.NO_ANSWER, "the response contains no code")
+        spec = self._spec(prep, code, params)
+        try:
+            result = get_sandbox(get_settings().sandbox).run(spec)
+        except SandboxUnavailable as exc:
+            return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
+        return grade(prep, params, result)
+
+    def _refusal(self, prep: Prepared) -> Outcome | None:
+        settings = get_settings()
+        tool = _toolchains().get(prep.language)
+        if tool is None:
+            name = {"cpp": "g++", "javascript": "node"}.get(prep.language, prep.language)
+            return Outcome(0.0, Verdict.ERROR, f"toolchain for {prep.language} ({name}) is not installed", mask=True)
+        try:
+            sandbox = get_sandbox(settings.sandbox)
+            level = sandbox.isolation().get("isolation", "none")
+        except SandboxUnavailable as exc:
+            return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
+        if LEVELS.index(str(level)) < LEVELS.index(settings.min_isolation) and not settings.allow_weak_isolation:
+            return Outcome(
+                0.0,
+                Verdict.ERROR,
+                f"sandbox isolation is {level!r}, below the required {settings.min_isolation!r} "
+                "(set RLVR_ALLOW_WEAK_ISOLATION=true to run anyway)",
+                details={"isolation": level},
+                mask=True,
+            )
+        return None
+
+    def _spec(self, prep: Prepared, code: str, params: CodeParams) -> RunSpec:
+        tools = _toolchains()
+        job = {
+            **prep.job,
+            "code": code,
+            "gxx": tools["cpp"],
+            "node": tools["javascript"],
+            "compile_timeout_s": COMPILE_TIMEOUT_S,
+        }
+        per_test = params.timeout_s
+        wall = JOB_OVERHEAD_S + per_test * prep.n_tests + (COMPILE_TIMEOUT_S if prep.language == "cpp" else 0.0)
+        wall = min(wall, MAX_JOB_WALL_S)
+        memory = params.memory_mb
+        if prep.language == "cpp":
+            memory = max(memory, COMPILE_MEMORY_MB)  # the runner lowers it again for each test run
+        elif prep.language == "javascript":
+            memory = max(memory, NODE_MEMORY_MB)  # V8 reserves address space; its heap flag bounds use
+        limits = Limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory)
+        return RunSpec(job, limits, prep.tests)
+
+
+def _record_map(result: RunResult, n: int) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]], set[int]]:
+    load: dict[str, Any] | None = None
+    tests: dict[int, dict[str, Any]] = {}
+    duplicates: set[int] = set()
+    for record in result.records:
+        if "load" in record:
+            if load is None or record.get("load") != "ok":
+                load = record
+            continue
+        index = record.get("i")
+        if type(index) is not int or not 0 <= index < n:
+            continue
+        if index in tests:
+            duplicates.add(index)
+        tests[index] = record
+    return load, tests, duplicates
+
+
+def _check(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, str]:
+    status = record.get("s")
+    if prep.mode == "split":
+        return status == "pass", str(record.get("e") or status)
+    if prep.mode in ("stdio", "native_stdio"):
+        if status != "ok" or record.get("code") != 0:
+            return False, f"run {status} (exit code {record.get('code')})"
+        out = record.get("out")
+        if type(out) is not str:
+            return False, "malformed record"
+        return compare.stdout_equal(out, prep.expected[index])
+    if status != "ok":
+        return False, str(record.get("e") or status)
+    try:
+        if prep.mode == "native_call":
+            if "j" not in record:
+                return False, "malformed record"
+            return compare.json_equal(record["j"], prep.expected[index]), "wrong value"
+        value = wire.decode(record["v"])
+        if prep.mode == "values":
+            return compare.python_equal(value, prep.expected[index]), "wrong value"
+        return compare.json_equal(wire.to_json(value), prep.expected[index]), "wrong value"
+    except (KeyError, ValueError, TypeError, RecursionError) as exc:
+        return False, f"unusable value: {exc}"[:200]
+
+
+def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
+    details: dict[str, Any] = {
+        "status": result.status.value,
+        "mode": prep.mode,
+        "tests": prep.n_tests,
+        "wall_s": round(result.wall_s, 4),
+        "cpu_s": round(result.cpu_s, 4),
+    }
+    if result.infra_error:
+        return Outcome(0.0, Verdict.ERROR, f"sandbox failure: {result.infra_error}", details, mask=True)
+    load, tests, duplicates = _record_map(result, prep.n_tests)
+    if load is not None and load.get("load") != "ok":
+        verdict = Verdict.TIMEOUT if load.get("load") == "timeout" else Verdict.INCORRECT
+        reason = str(load.get("e", "program failed to load"))[-MAX_REASON:]
+        return Outcome(0.0, verdict, reason, {**details, "passed": 0})
+    passed, first_failure, timed_out = 0, "", False
+    for index in range(prep.n_tests):
+        record = tests.get(index)
+        if record is None:
+            ok, why = False, "no result (the run ended early)"
+        elif index in duplicates:
+            ok, why = False, "duplicate result records"
+        else:
+            ok, why = _check(prep, index, record)
+            timed_out = timed_out or record.get("s") == "timeout"
+        if ok:
+            passed += 1
+        elif not first_failure:
+            first_failure = f"test {index}: {why}"
+    timed_out = timed_out or result.status == Status.TIMEOUT
+    details["passed"] = passed
+    if result.status in (Status.MEMORY, Status.OUTPUT_LIMIT):
+        details["limit"] = result.status.value
+    fraction = passed / prep.n_tests
+    if passed == prep.n_tests:
+        return Outcome(1.0, Verdict.CORRECT, "", details)
+    score = fraction if params.reward == "fraction" else 0.0
+    reason = first_failure
+    if result.status != Status.OK:
+        reason = f"{reason}; run ended: {result.status.value}"
+    if result.stderr and "Traceback" in result.stderr:
+        details["stderr_tail"] = result.stderr[-1000:]
+    if timed_out and passed == 0:
+        return Outcome(score, Verdict.TIMEOUT, reason[:MAX_REASON], details)
+    verdict = Verdict.PARTIAL if score > 0 else (Verdict.TIMEOUT if timed_out else Verdict.INCORRECT)
+    return Outcome(score, verdict, reason[:MAX_REASON], details)
