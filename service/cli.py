@@ -77,6 +77,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
+    if args.processes is not None and args.processes < 1:
+        raise SystemExit("rlvr worker: --processes must be at least 1")
     settings = apply_flags(args)
     if not settings.redis_url:
         raise SystemExit("rlvr worker: --redis-url (or RLVR_REDIS_URL) is required")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -21,3 +22,19 @@ def test_invalid_setting_is_a_clear_error() -> None:
     )
     assert proc.returncode != 0
     assert "workers" in proc.stderr
+
+
+def test_worker_flags_are_checked() -> None:
+    for args, message in (
+        (["--processes", "0", "--redis-url", "redis://x"], "--processes must be at least 1"),
+        ([], "--redis-url (or RLVR_REDIS_URL) is required"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "service.cli", "worker", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={k: v for k, v in os.environ.items() if not k.startswith("RLVR_")},
+        )
+        assert proc.returncode != 0
+        assert message in proc.stderr
