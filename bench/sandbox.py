@@ -34,7 +34,7 @@ EXPR = "add(1, 2)"
 
 def _client(runs: int) -> None:
     from sandboxes import RunSpec
-    from sandboxes.local import get_local_sandbox
+    from sandboxes.local.client import get_local_sandbox
 
     box = get_local_sandbox()
     box.isolation()  # start the zygote outside the timed part

@@ -1,16 +1,16 @@
 """Sandboxes for untrusted programs. `get_sandbox()` gives this process's backend;
-`isolation_report()` says what isolation this host achieves (for /readyz)."""
+`isolation_report()` says what isolation this host achieves (for /readyz).
+
+Imports here are lazy on purpose: the local backend's zygote imports this package, and
+every module it holds is memory that each job's fork copies and tears down again.
+"""
 
 from __future__ import annotations
 
-import functools
-import json
-import os
-import subprocess
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sandboxes.base import Limits, RunResult, RunSpec, Sandbox, SandboxUnavailable, Status
+if TYPE_CHECKING:
+    from sandboxes.base import Limits, RunResult, RunSpec, Sandbox, SandboxUnavailable, Status
 
 __all__ = [
     "Limits",
@@ -24,37 +24,52 @@ __all__ = [
 ]
 
 PROBE_TIMEOUT_S = 60.0
+_BASE_NAMES = frozenset(("Limits", "RunResult", "RunSpec", "Sandbox", "SandboxUnavailable", "Status"))
+_probe_report: dict[str, Any] | None = None
+
+
+def __getattr__(name: str) -> Any:
+    if name in _BASE_NAMES:
+        from sandboxes import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module 'sandboxes' has no attribute {name!r}")
 
 
 def get_sandbox(backend: str = "local") -> Sandbox:
+    from sandboxes.base import SandboxUnavailable
+
     if backend != "local":
         raise SandboxUnavailable(f"sandbox backend {backend!r} is not available in this build")
-    from sandboxes.local import get_local_sandbox
+    from sandboxes.local.client import get_local_sandbox
 
     return get_local_sandbox()
 
 
-@functools.cache
 def _probe() -> dict[str, Any]:
     # A subprocess, not a fork: this may be called from the multi-threaded server.
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    global _probe_report
+    if _probe_report is not None:
+        return _probe_report
+    import json
+    import subprocess
+
+    from sandboxes.local.client import zygote_command
+
     try:
         out = subprocess.run(
-            [sys.executable, "-m", "sandboxes.local.zygote", "--probe"],
+            zygote_command("--probe"),
             capture_output=True,
             timeout=PROBE_TIMEOUT_S,
             check=True,
-            env=env,
             cwd="/",
         )
         report: dict[str, Any] = json.loads(out.stdout)
-        report.pop("raw", None)
         report.pop("level", None)
-        return report
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
-        return {"isolation": "none", "error": f"sandbox probe failed: {exc}"}
+        report = {"isolation": "none", "error": f"sandbox probe failed: {exc}"}
+    _probe_report = report
+    return report
 
 
 def isolation_report(backend: str = "local") -> dict[str, Any]:

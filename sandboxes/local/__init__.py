@@ -1,5 +1,5 @@
-"""The embedded local sandbox: a zygote fork-server plus Linux isolation."""
+"""The embedded local sandbox: a zygote fork-server plus Linux isolation.
 
-from sandboxes.local.client import LocalSandbox, get_local_sandbox
-
-__all__ = ["LocalSandbox", "get_local_sandbox"]
+`LocalSandbox` and `get_local_sandbox` live in `sandboxes.local.client`; they are not
+imported here, so the zygote (which imports this package) stays small.
+"""

@@ -2,9 +2,12 @@
 each job's pipes concurrently and with caps, enforces the wall deadline.
 
 Each verifier worker process has its own zygote, started on first use by exec (never
-fork) of `python -m sandboxes.local.zygote`, so it is single-threaded and inherits
+fork) of a fresh interpreter (`zygote_command`), so it is single-threaded and inherits
 nothing from the service. It dies with its worker (PR_SET_PDEATHSIG, and EOF on the
 control socket), and the worker starts a fresh one if it finds it dead.
+
+Each job has three fds: a socket that carries the job in and its records out (the
+channel), and pipes for stdout and stderr.
 """
 
 from __future__ import annotations
@@ -22,11 +25,36 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
-from sandboxes.runner import core
+from sandboxes.local import control
+from sandboxes.runner import core, python
 
 START_TIMEOUT_S = 60.0
 EXIT_GRACE_S = 1.0
 MAX_CONCURRENT = 64
+# What of the worker's environment jobs inherit (the rest may hold credentials).
+JOB_ENV = ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV")
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_BOOT = f"import sys; sys.path.insert(0, {_ROOT!r}); from sandboxes.local.zygote import main; sys.exit(main())"
+
+
+def _site_dirs() -> list[str]:
+    try:
+        import site
+
+        dirs = site.getsitepackages()
+    except (ImportError, AttributeError):
+        dirs = []
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def zygote_command(*args: str) -> list[str]:
+    """The zygote runs without `site` (see `sandboxes.local.zygote`); site-packages are
+    passed along for the programs' own imports."""
+    return [sys.executable, "-S", "-B", "-c", _BOOT, *args, "--site", os.pathsep.join(_site_dirs())]
+
+
+def zygote_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k in JOB_ENV} | {"PYTHONDONTWRITEBYTECODE": "1"}
 
 
 @dataclass
@@ -35,6 +63,7 @@ class _Job:
     id: int
     data: memoryview
     fds: dict[str, int] = field(default_factory=dict)
+    channel: socket.socket | None = None
     out: dict[str, bytearray] = field(default_factory=dict)
     seen: dict[str, int] = field(default_factory=dict)
     started: float = 0.0
@@ -42,6 +71,8 @@ class _Job:
     exit: dict[str, Any] | None = None
     exited_at: float = 0.0
     killed: Status | None = None
+    # A result known without running (a Python program that does not compile).
+    early: dict[str, Any] | None = None
     infra: str | None = None
     done: bool = False
 
@@ -65,24 +96,12 @@ class LocalSandbox:
         self.close()
         self._owner = os.getpid()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV")}
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
         try:
             self._proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "sandboxes.local.zygote",
-                    "--fd",
-                    str(theirs.fileno()),
-                    "--parent",
-                    str(os.getpid()),
-                ],
+                zygote_command("--fd", str(theirs.fileno()), "--parent", str(os.getpid())),
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
-                env=env,
+                env=zygote_env(),
                 cwd="/",
             )
         except OSError as exc:
@@ -93,11 +112,12 @@ class LocalSandbox:
         self._sock = ours
         ours.settimeout(START_TIMEOUT_S)
         try:
-            hello = json.loads(ours.recv(65536) or b"{}")
+            packet = ours.recv(65536)
+            hello = json.loads(packet[1:]) if packet[:1] == control.HELLO else None
         except (OSError, ValueError) as exc:
             self.close()
             raise SandboxUnavailable(f"zygote did not start: {exc}") from exc
-        if hello.get("op") != "hello":
+        if type(hello) is not dict:
             self.close()
             raise SandboxUnavailable("zygote did not start (no hello)")
         ours.settimeout(None)
@@ -141,7 +161,7 @@ class LocalSandbox:
         except SandboxUnavailable as exc:
             return [RunResult(Status.CRASHED, infra_error=str(exc)) for _ in specs]
         jobs = [self._make(spec) for spec in specs]
-        waiting = list(reversed(jobs))
+        waiting = [job for job in reversed(jobs) if job.early is None]
         active: dict[int, _Job] = {}
         sel = selectors.DefaultSelector()
         sel.register(sock, selectors.EVENT_READ, None)
@@ -160,31 +180,44 @@ class LocalSandbox:
 
     def _make(self, spec: RunSpec) -> _Job:
         self._next_id += 1
-        data = core.frame(spec.job) + (core.frame(spec.tests) if spec.tests is not None else b"")
+        job = dict(spec.job)
+        early = python.precompile(job)
+        if early is not None:
+            return _Job(spec, self._next_id, memoryview(b""), early=early)
+        data = core.frame(job) + (core.frame(spec.tests) if spec.tests is not None else b"")
         return _Job(spec, self._next_id, memoryview(data))
 
     def _submit(self, job: _Job, sock: socket.socket, sel: selectors.BaseSelector) -> bool:
-        pipes = [os.pipe() for _ in range(4)]
-        # The job's ends: data read end, then write ends of stdout, stderr, channel.
-        theirs = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
-        msg = {"op": "run", "id": job.id, "limits": job.spec.limits.job_limits()}
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours.setblocking(False)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        os.set_blocking(out_r, False)
+        os.set_blocking(err_r, False)
+        # Most jobs fit in the socket's buffer: written now, they need no feeding later.
+        self._feed(job, ours)
+        limits = job.spec.limits
+        msg = control.RUN.pack(
+            b"R", job.id, limits.cpu_s, limits.memory_mb, limits.nproc, limits.fsize_mb, limits.nofile, limits.tmp_mb
+        )
         try:
-            socket.send_fds(sock, [json.dumps(msg).encode()], theirs)
+            socket.send_fds(sock, [msg], [theirs.fileno(), out_w, err_w])
         except OSError as exc:
-            for r, w in pipes:
-                os.close(r)
-                os.close(w)
             job.infra, job.done = f"zygote unreachable: {exc}", True
+            for fd in (out_r, out_w, err_r, err_w):
+                os.close(fd)
+            ours.close()
             return False
-        for fd in theirs:
-            os.close(fd)
-        job.fds = {"data": pipes[0][1], "stdout": pipes[1][0], "stderr": pipes[2][0], "channel": pipes[3][0]}
-        for name in ("stdout", "stderr", "channel"):
+        finally:
+            theirs.close()
+        os.close(out_w)
+        os.close(err_w)
+        job.channel = ours
+        job.fds = {"channel": ours.fileno(), "stdout": out_r, "stderr": err_r}
+        for name in ("channel", "stdout", "stderr"):
             job.out[name], job.seen[name] = bytearray(), 0
-            os.set_blocking(job.fds[name], False)
-            sel.register(job.fds[name], selectors.EVENT_READ, (job, name))
-        os.set_blocking(job.fds["data"], False)
-        sel.register(job.fds["data"], selectors.EVENT_WRITE, (job, "data"))
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if name == "channel" and job.data else 0)
+            sel.register(job.fds[name], events, (job, name))
         job.started = time.monotonic()
         job.deadline = job.started + job.spec.limits.wall_s
         return True
@@ -192,14 +225,16 @@ class LocalSandbox:
     def _pump(self, sel: selectors.BaseSelector, active: dict[int, _Job]) -> None:
         now = time.monotonic()
         wake = min((j.exited_at + EXIT_GRACE_S if j.exit else j.deadline) for j in active.values()) if active else now
-        for key, _ in sel.select(timeout=max(0.0, min(wake - now, 1.0))):
+        for key, mask in sel.select(timeout=max(0.0, min(wake - now, 1.0))):
             if key.data is None:
                 self._on_control(active, sel)
                 continue
             job, name = key.data
-            if name == "data":
-                self._feed(job, sel)
-            else:
+            if mask & selectors.EVENT_WRITE and job.channel is not None:
+                self._feed(job, job.channel)
+                if not job.data:
+                    sel.modify(job.fds["channel"], selectors.EVENT_READ, (job, name))
+            if mask & selectors.EVENT_READ:
                 self._drain(job, name, sel)
         now = time.monotonic()
         for job in list(active.values()):
@@ -225,29 +260,35 @@ class LocalSandbox:
                 # The zygote died: every job in flight is an infrastructure failure.
                 for job in active.values():
                     job.infra = job.infra or "sandbox zygote died"
-                    job.exit = job.exit or {}
+                    job.exit = job.exit or {"code": None}
                     job.exited_at = time.monotonic() - EXIT_GRACE_S
                 self.close()
                 return
-            msg = json.loads(data)
-            found = active.get(int(msg.get("id", -1)))
-            if found is None:
-                continue
-            if msg["op"] == "exit":
-                found.exit, found.exited_at = msg, time.monotonic()
-            elif msg["op"] == "error":
-                found.infra, found.exit, found.exited_at = str(msg.get("e")), msg, time.monotonic() - EXIT_GRACE_S
+            kind = data[:1]
+            if kind == b"X":
+                for offset in range(0, len(data) - control.EXIT.size + 1, control.EXIT.size):
+                    _, job_id, code, sig, cpu_s, maxrss = control.EXIT.unpack_from(data, offset)
+                    found = active.get(job_id)
+                    if found is not None:
+                        exit_ = {"code": code if code >= 0 else None, "signal": sig or None, "cpu_s": cpu_s}
+                        found.exit, found.exited_at = {**exit_, "maxrss_kb": maxrss}, time.monotonic()
+            elif kind == b"E" and len(data) >= control.ERROR.size:
+                _, job_id = control.ERROR.unpack_from(data)
+                found = active.get(job_id)
+                if found is not None:
+                    found.infra = data[control.ERROR.size :].decode("utf-8", "replace")
+                    found.exit, found.exited_at = {"code": None}, time.monotonic() - EXIT_GRACE_S
 
-    def _feed(self, job: _Job, sel: selectors.BaseSelector) -> None:
+    def _feed(self, job: _Job, channel: socket.socket) -> None:
         try:
-            n = os.write(job.fds["data"], job.data[: 1 << 16])
-            job.data = job.data[n:]
+            while job.data:
+                job.data = job.data[channel.send(job.data[: 1 << 16]) :]
         except BlockingIOError:
             return
         except OSError:
             job.data = memoryview(b"")  # the job stopped reading: its business
-        if not job.data:
-            self._close_one(job, "data", sel)
+        with contextlib.suppress(OSError):
+            channel.shutdown(socket.SHUT_WR)
 
     def _drain(self, job: _Job, name: str, sel: selectors.BaseSelector) -> None:
         limits: Limits = job.spec.limits
@@ -255,6 +296,8 @@ class LocalSandbox:
             chunk = os.read(job.fds[name], 1 << 16)
         except BlockingIOError:
             return
+        except ConnectionResetError:
+            chunk = b""  # the job ended without reading all of its input
         if not chunk:
             self._close_one(job, name, sel)
             return
@@ -278,13 +321,18 @@ class LocalSandbox:
             job.killed = why
         if self._sock is not None:
             with contextlib.suppress(OSError):
-                self._sock.send(json.dumps({"op": "kill", "id": job.id}).encode())
+                self._sock.send(control.KILL.pack(b"K", job.id))
 
     def _close_one(self, job: _Job, name: str, sel: selectors.BaseSelector) -> None:
         fd = job.fds.pop(name, None)
-        if fd is not None:
-            with contextlib.suppress(KeyError, ValueError):
-                sel.unregister(fd)
+        if fd is None:
+            return
+        with contextlib.suppress(KeyError, ValueError):
+            sel.unregister(fd)
+        if name == "channel" and job.channel is not None:
+            job.channel.close()
+            job.channel = None
+        else:
             os.close(fd)
 
     def _close_fds(self, job: _Job, sel: selectors.BaseSelector) -> None:
@@ -292,6 +340,8 @@ class LocalSandbox:
             self._close_one(job, name, sel)
 
     def _result(self, job: _Job) -> RunResult:
+        if job.early is not None:
+            return RunResult(Status.OK, exit_code=0, records=[job.early])
         exit_ = job.exit or {}
         wall = (job.exited_at or time.monotonic()) - job.started if job.started else 0.0
         result = RunResult(

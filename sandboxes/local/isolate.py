@@ -7,13 +7,26 @@ Isolation levels (the `min_isolation` setting), from weakest:
 - ``rlimits``: own session, killed as a process group at its deadline, rlimits on CPU,
   address space, processes, file size and open files; but the host's filesystem,
   network and uid.
-- ``namespaces``: rlimits, plus new PID, mount, IPC, UTS and network namespaces, a
-  read-only filesystem (/dev/shm and /var/tmp included) with a private tmpfs at /tmp
-  as the only writable place, private home directories hidden, and a per-job unprivileged
-  uid (so RLIMIT_NPROC is per job: a fork bomb cannot starve a concurrent job).
+- ``namespaces``: rlimits, plus PID, mount, IPC, UTS and network namespaces apart
+  from the host's, a read-only filesystem (/dev/shm and /var/tmp included) with a
+  private tmpfs at /tmp as the only writable place, private home directories hidden,
+  and a per-job unprivileged uid (so RLIMIT_NPROC is per job: a fork bomb cannot
+  starve a concurrent job).
 - ``full``: namespaces, plus a seccomp filter and no_new_privs.
 
 The zygote probes once at start-up what the kernel allows and reports the level reached.
+
+What is per job and what is reused, and why that is safe: every job is pid 1 of a new
+PID namespace, so all its processes die with it. Creating and destroying the other
+namespaces costs more than the fork itself, so they are made once per *slot* (the
+zygote runs at most one job per slot at a time) and joined with setns: an empty network
+namespace, and a mount namespace whose /tmp is a tmpfs of its own. A slot's /tmp is
+checked after every job and the namespace is thrown away if the job left anything in
+it, so the next job (which gets the same uid) starts from an empty /tmp. Jobs share the
+zygote's own IPC and UTS namespaces, which the host does not see into: after the uid
+drop a job cannot set the hostname, and the seccomp filter refuses to create SysV or
+POSIX message-queue objects, so nothing can be left there for a later job. Without
+seccomp, each job gets a new IPC namespace instead.
 """
 
 from __future__ import annotations
@@ -22,8 +35,7 @@ import contextlib
 import os
 import resource
 import sys
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from sandboxes.local import linux, seccomp
 
@@ -40,27 +52,37 @@ MAX_SLOTS = UIDS_PER_ZYGOTE // 2
 # Directories whose contents a job never sees (credentials, caches, data sets, the
 # service's own checkout); anything the interpreter needs under them is bound back.
 MASKED_DIRS = ("/root", "/home", "/work", "/srv", "/mnt", "/media", "/run/secrets")
-JOB_FLAGS = linux.CLONE_NEWPID | linux.CLONE_NEWNS | linux.CLONE_NEWIPC | linux.CLONE_NEWUTS
+# What the zygote unshares for itself at start-up (beyond its mount namespace): jobs
+# share these, apart from the host's.
+ZYGOTE_FLAGS = linux.CLONE_NEWIPC | linux.CLONE_NEWUTS
 
 
 def level_index(level: str) -> int:
     return LEVELS.index(level)
 
 
-@dataclass
 class Capabilities:
     """What the zygote achieved; sent to clients and shown by `isolation_report`."""
 
-    root: bool = False
-    mount_ns: bool = False
-    readonly_root: bool = False
-    masked: list[str] = field(default_factory=list)
-    pid_ns: bool = False
-    net_ns: bool = False
-    ipc_ns: bool = False
-    uid_drop: bool = False
-    seccomp: bool = False
-    errors: list[str] = field(default_factory=list)
+    def __init__(self, root: bool = False) -> None:
+        self.root = root
+        self.mount_ns = False
+        self.readonly_root = False
+        self.masked: list[str] = []
+        self.pid_ns = False
+        self.net_ns = False
+        self.ipc_ns = False
+        self.uts_ns = False
+        self.uid_drop = False
+        self.seccomp = False
+        self.errors: list[str] = []
+
+    def job_flags(self) -> int:
+        """Namespaces each job's clone creates."""
+        flags = linux.CLONE_NEWPID if self.pid_ns else 0
+        if self.pid_ns and not self.seccomp:
+            flags |= linux.CLONE_NEWIPC  # nothing else stops IPC objects outliving a job
+        return flags
 
     @property
     def level(self) -> str:
@@ -78,7 +100,7 @@ class Capabilities:
                 ("mount", self.mount_ns),
                 ("ipc", self.ipc_ns),
                 ("net", self.net_ns),
-                ("uts", self.pid_ns),
+                ("uts", self.uts_ns),
             )
             if ok
         ]
@@ -127,7 +149,8 @@ def _hide(path: str) -> None:
 
 
 def setup_zygote(hidden: list[str]) -> Capabilities:
-    """Give the zygote (and so every job) a private, read-only view of the filesystem."""
+    """Give the zygote (and so every job) a private, read-only view of the filesystem,
+    and IPC and UTS namespaces apart from the host's."""
     caps = Capabilities(root=os.geteuid() == 0)
     if not linux.SUPPORTED or not caps.root:
         caps.errors.append("not root on x86_64 Linux: namespaces and uid drop unavailable")
@@ -139,6 +162,11 @@ def setup_zygote(hidden: list[str]) -> Capabilities:
     except OSError as exc:
         caps.errors.append(str(exc))
         return caps
+    try:
+        linux.unshare(ZYGOTE_FLAGS)
+        caps.uts_ns = True
+    except OSError as exc:
+        caps.errors.append(f"ipc/uts: {exc}")
     needed = _needed_paths()
     for dir_ in MASKED_DIRS:
         try:
@@ -161,30 +189,87 @@ def setup_zygote(hidden: list[str]) -> Capabilities:
     return caps
 
 
-def new_netns() -> int:
-    """An fd of a fresh, empty network namespace (loopback down, no routes)."""
-    own = os.open("/proc/self/ns/net", os.O_RDONLY)
+def _new_ns(flag: int, name: str, inside: Any = None) -> int:
+    """An fd of a fresh namespace of one kind, set up by `inside()` while the zygote
+    is briefly in it; the zygote then returns to its own."""
+    own = os.open(f"/proc/self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
     try:
-        linux.unshare(linux.CLONE_NEWNET)
+        linux.unshare(flag)
         try:
-            return os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+            if inside is not None:
+                inside()
+            return os.open(f"/proc/self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
         finally:
-            linux.setns(own, linux.CLONE_NEWNET)
+            linux.setns(own, flag)
     finally:
         os.close(own)
+
+
+class Slot:
+    """The namespaces a slot's jobs join: an empty network namespace, and a mount
+    namespace with its own /tmp (`tmp` is an fd of that /tmp, for checking it is
+    empty after a job)."""
+
+    def __init__(self, caps: Capabilities) -> None:
+        self.caps = caps
+        self.net = _new_ns(linux.CLONE_NEWNET, "net") if caps.net_ns else -1
+        self.mnt = self.tmp = -1
+        self.tmp_mb = 0
+        self.empty_size = -1
+
+    def prepare(self, tmp_mb: int) -> None:
+        """Make sure the mount namespace exists, with a /tmp of `tmp_mb`."""
+        if self.mnt >= 0 and self.tmp_mb == tmp_mb:
+            return
+        self.drop_mount_ns()
+        if not self.caps.mount_ns:
+            return
+        tmp: list[int] = []
+
+        def mount_tmp() -> None:
+            _private_tmp(tmp_mb)
+            tmp.append(os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+
+        self.mnt = _new_ns(linux.CLONE_NEWNS, "mnt", mount_tmp)
+        self.tmp, self.tmp_mb = tmp[0], tmp_mb
+        self.empty_size = os.fstat(self.tmp).st_size
+
+    def after_job(self) -> None:
+        """Keep the mount namespace only if the job left /tmp empty. A tmpfs directory's
+        size counts its entries (and drops back as they are removed), so one fstat
+        tells, where listing it would cost several calls."""
+        if self.tmp < 0:
+            return
+        try:
+            clean = os.fstat(self.tmp).st_size == self.empty_size
+        except OSError:
+            clean = False
+        if not clean:
+            self.drop_mount_ns()
+
+    def drop_mount_ns(self) -> None:
+        for fd in (self.mnt, self.tmp):
+            if fd >= 0:
+                os.close(fd)
+        self.mnt = self.tmp = -1
+
+    def close(self) -> None:
+        self.drop_mount_ns()
+        if self.net >= 0:
+            os.close(self.net)
+            self.net = -1
 
 
 def probe(caps: Capabilities) -> None:
     """Try, in a throw-away child, each per-job step, and record which work."""
     seccomp.prepare()
     try:
-        fd = new_netns()
-        os.close(fd)
+        os.close(_new_ns(linux.CLONE_NEWNET, "net"))
         caps.net_ns = True
     except OSError as exc:
         caps.errors.append(f"netns: {exc}")
     try:
-        pid = linux.clone_fork(JOB_FLAGS)
+        pid = linux.clone_fork(linux.CLONE_NEWPID | linux.CLONE_NEWIPC)
     except OSError as exc:
         caps.errors.append(str(exc))
         return
@@ -192,24 +277,28 @@ def probe(caps: Capabilities) -> None:
         code = 0
         try:
             code |= 1 if os.getpid() == 1 else 0
-            _private_tmp(16)
+            if caps.mount_ns:
+                os.close(_new_ns(linux.CLONE_NEWNS, "mnt", lambda: _private_tmp(16)))
             code |= 2
             os.setgroups([])
             os.setresgid(UID_BASE - 1, UID_BASE - 1, UID_BASE - 1)
             os.setresuid(UID_BASE - 1, UID_BASE - 1, UID_BASE - 1)
             code |= 4
-            seccomp.install()
+            seccomp.install("zygote")
+            seccomp.install("job")
             code |= 8
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     bits = os.waitstatus_to_exitcode(status)
-    caps.pid_ns, caps.ipc_ns = bool(bits & 1), bool(bits & 2)
-    caps.uid_drop, caps.seccomp = bool(bits & 4), bool(bits & 8)
+    caps.pid_ns, caps.uid_drop, caps.seccomp = bool(bits & 1), bool(bits & 4), bool(bits & 8)
+    caps.mount_ns = caps.mount_ns and bool(bits & 2)
+    # Jobs reach no IPC object of the host's (the zygote has its own namespace) nor of
+    # each other's (seccomp refuses to create one, or each job has a namespace).
+    caps.ipc_ns = caps.uts_ns and caps.pid_ns
 
 
-@dataclass
-class JobLimits:
+class JobLimits(NamedTuple):
     cpu_s: int
     memory_mb: int
     nproc: int
@@ -219,37 +308,39 @@ class JobLimits:
 
 
 def _private_tmp(size_mb: int) -> None:
-    # One mount per job (each costs a good part of a fork): /dev/shm and /var/tmp stay
-    # read-only like the rest of the filesystem.
+    # /dev/shm and /var/tmp stay read-only like the rest of the filesystem.
     linux.mount("tmpfs", "/tmp", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={size_mb}m,mode=1777,nr_inodes=8192")
 
 
-def enter_job(caps: Capabilities, netns_fd: int | None, limits: JobLimits) -> None:
+def enter_job(caps: Capabilities, slot: Slot, limits: JobLimits) -> None:
     """First steps of a job's process, still as root: namespaces, private tmp, limits.
     Dropping the uid and the seccomp filter come later (`drop`), once the runner has
     decided which of its processes is which."""
-    os.setsid()
+    if not caps.pid_ns:
+        os.setsid()  # in a PID namespace the job is pid 1 and takes everything with it
     linux.prctl(linux.PR_SET_PDEATHSIG, 9)
-    if netns_fd is not None:
-        linux.setns(netns_fd, linux.CLONE_NEWNET)
-    if caps.mount_ns and caps.root:
-        _private_tmp(limits.tmp_mb)
+    if slot.net >= 0:
+        linux.setns(slot.net, linux.CLONE_NEWNET)
+    if slot.mnt >= 0:
+        linux.setns(slot.mnt, linux.CLONE_NEWNS)
     os.chdir("/tmp")
     set_rlimits(limits)
 
 
 def set_rlimits(limits: JobLimits) -> None:
-    def lim(which: int, value: int) -> None:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(which, (value, value))
-
     mib = 1024 * 1024
-    lim(resource.RLIMIT_CPU, limits.cpu_s)
-    lim(resource.RLIMIT_AS, limits.memory_mb * mib)
-    lim(resource.RLIMIT_FSIZE, limits.fsize_mb * mib)
-    lim(resource.RLIMIT_NOFILE, limits.nofile)
-    lim(resource.RLIMIT_CORE, 0)
-    lim(resource.RLIMIT_NPROC, limits.nproc)
+    for which, value in (
+        (resource.RLIMIT_CPU, limits.cpu_s),
+        (resource.RLIMIT_AS, limits.memory_mb * mib),
+        (resource.RLIMIT_FSIZE, limits.fsize_mb * mib),
+        (resource.RLIMIT_NOFILE, limits.nofile),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NPROC, limits.nproc),
+    ):
+        try:  # not contextlib.suppress: its objects would be more pages to copy per job
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
 
 
 def drop(caps: Capabilities, uid: int, *, dumpable: bool = True) -> None:
@@ -262,4 +353,4 @@ def drop(caps: Capabilities, uid: int, *, dumpable: bool = True) -> None:
         # Keeps same-uid processes out of /proc/<pid>/mem of the trusted half.
         linux.prctl(linux.PR_SET_DUMPABLE, 0)
     if caps.seccomp:
-        seccomp.install()
+        seccomp.install("job")  # on top of the zygote's, which the job inherited

@@ -13,6 +13,7 @@ what value it produced, and the grader compares that with what it alone knows.
 
 from __future__ import annotations
 
+import _signal
 import builtins
 import io
 import os
@@ -36,6 +37,12 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise TestTimeout()
 
 
+def set_alarm_handler() -> None:
+    # The C-level call: `signal.signal` maps the old handler to an enum, which touches
+    # (and so copies) pages of the enum machinery in every freshly forked job.
+    _signal.signal(_signal.SIGALRM, _on_alarm)
+
+
 def describe(exc: BaseException) -> str:
     try:
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
@@ -51,9 +58,44 @@ def _detach_stdin() -> None:
     os.close(null)
 
 
-def compile_program(code: str, channel: core.Channel) -> CodeType | None:
+PYTHON_MODES = ("call", "values", "stdio", "split")
+COMPILE_ERRORS = (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError)
+
+
+def compile_source(source: str, filename: str, mode: str = "exec") -> CodeType:
+    # dont_inherit: the program must not get this module's `from __future__` flags.
+    return compile(source, filename, mode, dont_inherit=True)
+
+
+def precompile(job: dict[str, Any]) -> dict[str, Any] | None:
+    """Compile a Python job's program (and its test expressions) in the trusted client,
+    before the job is sent: compiling allocates a lot, and in a freshly forked job
+    every page it touches is a copy. The code objects travel in the marshalled job.
+    Returns the load-error record, with no job to run, if the program does not compile.
+    Compiling runs none of the program's code."""
+    if job.get("mode") not in PYTHON_MODES or type(job.get("code")) is not str:
+        return None
     try:
-        return compile(code, "solution.py", "exec")
+        job["program"] = compile_source(job["code"], "solution.py")
+    except COMPILE_ERRORS as exc:
+        return {"load": "error", "e": describe(exc)}
+    if job["mode"] == "values":
+        compiled: list[CodeType | None] = []
+        for index, expr in enumerate(job["exprs"]):
+            try:
+                compiled.append(compile_source(expr, f"test_{index}", "eval"))
+            except COMPILE_ERRORS:
+                compiled.append(None)  # compiled (and reported) in the job, as before
+        job["compiled_exprs"] = compiled
+    return None
+
+
+def compile_program(job: dict[str, Any], channel: core.Channel) -> CodeType | None:
+    program = job.get("program")
+    if type(program) is CodeType:
+        return program
+    try:
+        return compile_source(job["code"], "solution.py")
     except BaseException as exc:
         channel.write({"load": "error", "e": describe(exc)})
         return None
@@ -66,13 +108,13 @@ def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> in
         return split.run(job, priv, channel)
     priv.drop_untrusted()
     _detach_stdin()
-    program = compile_program(job["code"], channel)
+    program = compile_program(job, channel)
     if program is None:
         return 0
     if job["mode"] == "stdio":
         return _stdio(job, program, channel)
     ns: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
-    signal.signal(signal.SIGALRM, _on_alarm)
+    set_alarm_handler()
     try:
         signal.setitimer(signal.ITIMER_REAL, float(job["timeout_s"]))
         exec(program, ns)
@@ -139,12 +181,15 @@ def _call(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> Non
 
 def _values(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> None:
     timeout_s = float(job["timeout_s"])
+    compiled = job.get("compiled_exprs") or [None] * len(job["exprs"])
     for index, expr in enumerate(job["exprs"]):
-        try:
-            code = compile(expr, f"test_{index}", "eval")
-        except SyntaxError as exc:
-            channel.write({"i": index, "s": "error", "e": describe(exc)})
-            continue
+        code = compiled[index]
+        if type(code) is not CodeType:
+            try:
+                code = compile_source(expr, f"test_{index}", "eval")
+            except SyntaxError as exc:
+                channel.write({"i": index, "s": "error", "e": describe(exc)})
+                continue
         _timed(index, timeout_s, lambda code=code: eval(code, ns), channel)
 
 

@@ -22,6 +22,7 @@ import signal
 import socket
 import struct
 import sys
+from types import CodeType
 from typing import Any
 
 from sandboxes.runner import core, python, wire
@@ -69,7 +70,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 # ---------------------------------------------------------------- program half
 
 
-def _serve(code: str, sock: socket.socket) -> None:
+def _serve(code: str, program: CodeType | None, sock: socket.socket) -> None:
     handles: list[Any] = []
 
     def handle(obj: Any) -> int:
@@ -84,7 +85,7 @@ def _serve(code: str, sock: socket.socket) -> None:
 
     ns: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
     try:
-        exec(compile(code, "solution.py", "exec"), ns)
+        exec(program if program is not None else python.compile_source(code, "solution.py"), ns)
         names = {k: wire.encode(v, handle) for k, v in list(ns.items()) if not k.startswith("__")}
         send_msg(sock, {"ready": names})
     except BaseException as exc:
@@ -237,7 +238,8 @@ def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> in
             os.dup2(null, 0)
             core.close_fds_except(0, 1, 2, child_sock.fileno())
             priv.drop_untrusted()
-            _serve(job["code"], child_sock)
+            program = job.get("program")
+            _serve(job["code"], program if type(program) is CodeType else None, child_sock)
             sys.stdout.flush()
         finally:
             os._exit(0)
@@ -253,7 +255,7 @@ def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> in
 
 def _run_tests(job: dict[str, Any], tests: dict[str, Any], link: Link, channel: core.Channel) -> int:
     timeout_s = float(job["timeout_s"])
-    signal.signal(signal.SIGALRM, python._on_alarm)
+    python.set_alarm_handler()
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
         ready = recv_msg(link.sock)
@@ -279,16 +281,19 @@ def _run_tests(job: dict[str, Any], tests: dict[str, Any], link: Link, channel: 
     if tests["kind"] == "check":
         entry = tests["entry_point"]
         code = tests["test"] + f"\n\ncheck({entry})\n"
-        _one(0, lambda: exec(compile(code, "test.py", "exec"), ns), timeout_s, channel)
+        _one(0, lambda: exec(python.compile_source(code, "test.py"), ns), timeout_s, channel)
         return 0
     if tests.get("setup"):
         setup = tests["setup"]
-        if not _one(-1, lambda: exec(compile(setup, "setup.py", "exec"), ns), timeout_s, channel, quiet=True):
+        if not _one(-1, lambda: exec(python.compile_source(setup, "setup.py"), ns), timeout_s, channel, quiet=True):
             channel.write({"load": "error", "e": "test setup failed"})
             return 0
     for index, test in enumerate(tests["tests"]):
         ok = _one(
-            index, lambda test=test, index=index: exec(compile(test, f"test_{index}", "exec"), ns), timeout_s, channel
+            index,
+            lambda test=test, index=index: exec(python.compile_source(test, f"test_{index}"), ns),
+            timeout_s,
+            channel,
         )
         if not ok and job.get("stop_on_failure"):
             break

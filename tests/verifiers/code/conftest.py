@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from sandboxes.local import get_local_sandbox
+from sandboxes.local.client import get_local_sandbox
 from tests.conftest import require
 from verifiers.base import GradeInput, Outcome
 from verifiers.code import CodeParams, CodeVerifier, GroundTruth
