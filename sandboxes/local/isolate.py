@@ -35,6 +35,7 @@ import contextlib
 import os
 import resource
 import sys
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from sandboxes.local import linux, seccomp
@@ -189,7 +190,7 @@ def setup_zygote(hidden: list[str]) -> Capabilities:
     return caps
 
 
-def _new_ns(flag: int, name: str, inside: Any = None) -> int:
+def _new_ns(flag: int, name: str, inside: Callable[[], None] | None = None) -> int:
     """An fd of a fresh namespace of one kind, set up by `inside()` while the zygote
     is briefly in it; the zygote then returns to its own."""
     own = os.open(f"/proc/self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
@@ -252,12 +253,6 @@ class Slot:
             if fd >= 0:
                 os.close(fd)
         self.mnt = self.tmp = -1
-
-    def close(self) -> None:
-        self.drop_mount_ns()
-        if self.net >= 0:
-            os.close(self.net)
-            self.net = -1
 
 
 def probe(caps: Capabilities) -> None:
