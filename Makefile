@@ -39,7 +39,7 @@ openapi: $(VENV)/.run-$(DEPS_HASH)
 	$(VENV)/bin/rlvr openapi -o openapi.yaml
 
 lint: $(VENV)/.dev-$(DEPS_HASH)
-	$(VENV)/bin/ruff check service verifiers sandboxes trainer tests bench
+	$(VENV)/bin/ruff check rlvr service verifiers sandboxes trainer tests bench examples
 	$(VENV)/bin/mypy
 
 clean:

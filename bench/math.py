@@ -36,8 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from verifiers.base import GradeInput
-from verifiers.math import MathParams, MathVerifier, compare, symbolic, verifier
+from rlvr.verifiers.base import GradeInput
+from rlvr.verifiers.math import MathParams, MathVerifier, compare, symbolic, verifier
 
 G = 8
 

@@ -33,8 +33,8 @@ EXPR = "add(1, 2)"
 
 
 def _client(runs: int) -> None:
-    from sandboxes import RunSpec
-    from sandboxes.local.client import get_local_sandbox
+    from rlvr.sandboxes import RunSpec
+    from rlvr.sandboxes.local.client import get_local_sandbox
 
     box = get_local_sandbox()
     box.isolation()  # start the zygote outside the timed part
@@ -96,7 +96,7 @@ def humaneval_http(batch: int) -> tuple[float, int, int]:
     problems = load_problems()
     port = _free_port()
     rlvr = ROOT / ".venv" / "bin" / "rlvr"
-    cmd = [str(rlvr)] if rlvr.exists() else [sys.executable, "-m", "service.cli"]
+    cmd = [str(rlvr)] if rlvr.exists() else [sys.executable, "-m", "rlvr"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
     server = subprocess.Popen(
         [*cmd, "serve", "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -75,7 +75,7 @@ def main() -> None:
     try:
         port = free_port()
         emb = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--workers", "2"], env=env, cwd=ROOT
+            [sys.executable, "-m", "rlvr", "serve", "--port", str(port), "--workers", "2"], env=env, cwd=ROOT
         )
         wait_ready(f"http://127.0.0.1:{port}")
         embedded_rate = measure(f"http://127.0.0.1:{port}", items(args.items, "emb"), args.batch)
@@ -90,7 +90,7 @@ def main() -> None:
                 [
                     sys.executable,
                     "-m",
-                    "service.cli",
+                    "rlvr",
                     "serve",
                     "--port",
                     str(port),
@@ -106,7 +106,7 @@ def main() -> None:
         wait_ready(api_url)
         for n in (1, 2, 4):
             worker = subprocess.Popen(
-                [sys.executable, "-m", "service.cli", "worker", "--redis-url", redis_url, "--processes", str(n)],
+                [sys.executable, "-m", "rlvr", "worker", "--redis-url", redis_url, "--processes", str(n)],
                 env=env,
                 cwd=ROOT,
             )

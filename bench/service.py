@@ -25,8 +25,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from verifiers.base import GradeInput
-from verifiers.format import FormatParams, FormatVerifier
+from rlvr.verifiers.base import GradeInput
+from rlvr.verifiers.format import FormatParams, FormatVerifier
 
 
 def make_items(n: int) -> list[dict[str, object]]:
@@ -64,7 +64,7 @@ def main() -> None:
     port = free_port()
     env = {**os.environ, "RLVR_CACHE_ENTRIES": "0", "RLVR_LOG_LEVEL": "warning"}
     server = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--workers", str(args.workers)],
+        [sys.executable, "-m", "rlvr", "serve", "--port", str(port), "--workers", str(args.workers)],
         cwd=ROOT,
         env=env,
     )

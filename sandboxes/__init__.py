@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sandboxes.base import Limits, RunResult, RunSpec, Sandbox, SandboxUnavailable, Status
+    from rlvr.sandboxes.base import Limits, RunResult, RunSpec, Sandbox, SandboxUnavailable, Status
 
 __all__ = [
     "Limits",
@@ -30,18 +30,18 @@ _probe_report: dict[str, Any] | None = None
 
 def __getattr__(name: str) -> Any:
     if name in _BASE_NAMES:
-        from sandboxes import base
+        from rlvr.sandboxes import base
 
         return getattr(base, name)
     raise AttributeError(f"module 'sandboxes' has no attribute {name!r}")
 
 
 def get_sandbox(backend: str = "local") -> Sandbox:
-    from sandboxes.base import SandboxUnavailable
+    from rlvr.sandboxes.base import SandboxUnavailable
 
     if backend != "local":
         raise SandboxUnavailable(f"sandbox backend {backend!r} is not available in this build")
-    from sandboxes.local.client import get_local_sandbox
+    from rlvr.sandboxes.local.client import get_local_sandbox
 
     return get_local_sandbox()
 
@@ -54,7 +54,7 @@ def _probe() -> dict[str, Any]:
     import json
     import subprocess
 
-    from sandboxes.local.client import zygote_command
+    from rlvr.sandboxes.local.client import zygote_command
 
     try:
         out = subprocess.run(

@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rlvr.errors import RLVRError
+
 
 class Status(enum.StrEnum):
     OK = "ok"
@@ -67,7 +69,7 @@ class RunResult:
     infra_error: str | None = None
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(RLVRError):
     """The backend cannot run anything on this host."""
 
 

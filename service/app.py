@@ -17,14 +17,15 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service import __version__
-from service.backends import Backends, build_backends
-from service.errors import BackendUnavailable, BadRequest, PayloadTooLarge, RLVRError
-from service.grading import MAX_ERRORS_LISTED, Grader, format_loc
-from service.metrics import Metrics
-from service.models import ErrorResponse, GradeRequest, GradeResponse, VerifierList
-from service.settings import Settings, get_settings
-from verifiers.registry import Registry, default_registry
+from rlvr import __version__
+from rlvr.errors import RLVRError
+from rlvr.service.backends import Backends, build_backends
+from rlvr.service.errors import HTTP_STATUS, BackendUnavailable, BadRequest, Overloaded, PayloadTooLarge, http_status
+from rlvr.service.grading import MAX_ERRORS_LISTED, Grader, format_loc
+from rlvr.service.metrics import Metrics
+from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, VerifierList
+from rlvr.service.settings import Settings, get_settings
+from rlvr.verifiers.registry import Registry, default_registry
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class BodyLimit:
 
     async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = error_response(
-            413, PayloadTooLarge.code, f"body: request exceeds the limit of {self.max_bytes} bytes"
+            413, HTTP_STATUS[PayloadTooLarge][1], f"body: request exceeds the limit of {self.max_bytes} bytes"
         )
         await response(scope, receive, send)
 
@@ -131,12 +132,13 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
 
     @app.exception_handler(RLVRError)
     async def _rlvr_error(request: Request, exc: RLVRError) -> Response:
+        status, code = http_status(exc)
         headers = None
-        if exc.status_code == 429:
-            headers = {"Retry-After": str(max(1, round(getattr(exc, "retry_after_s", 1))))}
-        if exc.status_code >= 500:
-            log.error("%s: %s", exc.code, exc.message)
-        return error_response(exc.status_code, exc.code, exc.message, exc.details, headers)
+        if isinstance(exc, Overloaded):
+            headers = {"Retry-After": str(max(1, round(exc.retry_after_s)))}
+        if status >= 500:
+            log.error("%s: %s", code, exc.message)
+        return error_response(status, code, exc.message, exc.details, headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
@@ -181,7 +183,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
                 raise BadRequest(message, details=details) from None
             result = await grader().grade(body)
         except RLVRError as exc:
-            metrics.requests.labels(str(exc.status_code)).inc()
+            metrics.requests.labels(str(http_status(exc)[0])).inc()
             raise
         metrics.requests.labels("200").inc()
         return StrictJSONResponse(result)

@@ -8,20 +8,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from service.cache import MemoryCache, VerdictCache
-from service.dispatch import Dispatcher
-from service.dispatch.embedded import EmbeddedDispatcher
-from service.errors import BackendUnavailable
-from service.metrics import Metrics
-from service.settings import Settings
-from service.work import Unit, UnitResult
+from rlvr.service.cache import MemoryCache, VerdictCache
+from rlvr.service.dispatch import Dispatcher
+from rlvr.service.dispatch.embedded import EmbeddedDispatcher
+from rlvr.service.errors import BackendUnavailable
+from rlvr.service.metrics import Metrics
+from rlvr.service.settings import Settings
+from rlvr.service.work import Unit, UnitResult
 
 log = logging.getLogger(__name__)
 
 
 def sandbox_report() -> dict[str, Any]:
     try:
-        import sandboxes
+        from rlvr import sandboxes
 
         report = dict(sandboxes.isolation_report())
     except Exception as exc:  # the code verifier masks its items; the rest of the service stays up
@@ -119,9 +119,9 @@ async def build_backends(settings: Settings, metrics: Metrics) -> Backends:
         await dispatcher.start()
         return Backends(dispatcher=dispatcher, cache=MemoryCache(settings.cache_entries), redis_clients=[])
 
-    from service.cache_redis import RedisCache
-    from service.dispatch.redis import RedisDispatcher
-    from service.worker import redis_client
+    from rlvr.service.cache_redis import RedisCache
+    from rlvr.service.dispatch.redis import RedisDispatcher
+    from rlvr.service.worker import redis_client
 
     client, reader = redis_client(settings), redis_client(settings, blocking=True)
     dispatcher = RedisDispatcher(

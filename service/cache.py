@@ -7,7 +7,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from service.work import UnitResult
+from rlvr.service.work import UnitResult
 
 
 class VerdictCache(Protocol):

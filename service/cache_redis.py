@@ -14,8 +14,8 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from service import redis_keys
-from service.work import UnitResult
+from rlvr.service import redis_keys
+from rlvr.service.work import UnitResult
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from service.settings import Settings
+from rlvr.service.settings import Settings
 
 
 def _flag_type(annotation: Any) -> tuple[Any, list[str] | None, bool]:
@@ -50,7 +50,7 @@ def apply_flags(args: argparse.Namespace) -> Settings:
         value = getattr(args, name, None)
         if value is not None:
             os.environ[f"RLVR_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
-    from service.settings import get_settings
+    from rlvr.service.settings import get_settings
 
     get_settings.cache_clear()
     try:
@@ -63,7 +63,7 @@ def _serve(args: argparse.Namespace) -> int:
     settings = apply_flags(args)
     import uvicorn
 
-    from service.app import create_app
+    from rlvr.service.app import create_app
 
     uvicorn.run(
         create_app(settings),
@@ -82,7 +82,7 @@ def _worker(args: argparse.Namespace) -> int:
     settings = apply_flags(args)
     if not settings.redis_url:
         raise SystemExit("rlvr worker: --redis-url (or RLVR_REDIS_URL) is required")
-    from service.worker import run_worker
+    from rlvr.service.worker import run_worker
 
     run_worker(settings, args.processes or settings.workers)
     return 0
@@ -91,7 +91,7 @@ def _worker(args: argparse.Namespace) -> int:
 def openapi_document() -> str:
     import yaml
 
-    from service.app import create_app
+    from rlvr.service.app import create_app
 
     return yaml.safe_dump(create_app().openapi(), sort_keys=False, allow_unicode=True)
 

@@ -1,55 +1,56 @@
-"""The one exception tree of rlvr. `service.app` maps it to HTTP status in one place."""
+"""Errors of the service layer, and `http_status`: the one place where any error of
+the tree drawn in `rlvr.errors` gets its HTTP status and code."""
 
 from __future__ import annotations
 
-from typing import Any
+from rlvr.errors import RLVRError
+from rlvr.sandboxes.base import SandboxUnavailable
+from rlvr.verifiers.errors import PluginError, UnknownVerifier
+
+DEFAULT_RETRY_AFTER_S = 1.0
 
 
-class RLVRError(Exception):
-    """Base of every error rlvr raises on purpose."""
-
-    status_code = 500
-    code = "internal_error"
-
-    def __init__(self, message: str, *, details: Any = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.details = details
+class ServiceError(RLVRError):
+    """Base of the errors the service layer raises on purpose."""
 
 
-class BadRequest(RLVRError):
-    status_code = 422
-    code = "invalid_request"
+class BadRequest(ServiceError):
+    """The request is invalid; the message names the item and the field."""
 
 
-class UnknownVerifier(BadRequest):
-    code = "unknown_verifier"
+class PayloadTooLarge(ServiceError):
+    """The body is over `max_request_bytes`."""
 
 
-class PayloadTooLarge(RLVRError):
-    status_code = 413
-    code = "payload_too_large"
-
-
-class Overloaded(RLVRError):
+class Overloaded(ServiceError):
     """Too much work in flight; the client should retry after `retry_after_s`."""
 
-    status_code = 429
-    code = "overloaded"
-
-    def __init__(self, message: str, *, retry_after_s: float = 1.0) -> None:
+    def __init__(self, message: str, *, retry_after_s: float = DEFAULT_RETRY_AFTER_S) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
 
 
-class BackendUnavailable(RLVRError):
+class BackendUnavailable(ServiceError):
     """A backend the request needs (Redis, the worker pool) is down."""
 
-    status_code = 503
-    code = "backend_unavailable"
+
+# Most specific first: the first class in an error's MRO found here wins.
+HTTP_STATUS: dict[type[RLVRError], tuple[int, str]] = {
+    BadRequest: (422, "invalid_request"),
+    UnknownVerifier: (422, "unknown_verifier"),
+    PayloadTooLarge: (413, "payload_too_large"),
+    Overloaded: (429, "overloaded"),
+    BackendUnavailable: (503, "backend_unavailable"),
+    SandboxUnavailable: (503, "sandbox_unavailable"),
+    PluginError: (500, "plugin_error"),
+    RLVRError: (500, "internal_error"),
+}
 
 
-class PluginError(RLVRError):
-    """A verifier plugin failed to load; reported, never fatal to the service."""
-
-    code = "plugin_error"
+def http_status(exc: RLVRError) -> tuple[int, str]:
+    """(HTTP status, error code) for any error of the tree."""
+    for cls in type(exc).__mro__:
+        found = HTTP_STATUS.get(cls)
+        if found is not None:
+            return found
+    return HTTP_STATUS[RLVRError]

@@ -18,15 +18,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from service.cache import VerdictCache
-from service.dispatch import Dispatcher
-from service.errors import BadRequest, Overloaded, PluginError, UnknownVerifier
-from service.metrics import Metrics
-from service.models import UNION_TAGS, GradeItem, GradeRequest
-from service.settings import Settings
-from service.work import Unit, UnitResult, canonical_json, infrastructure_failure, prepared_key, unit_key
-from verifiers.base import Verdict
-from verifiers.registry import Registry
+from rlvr.service.cache import VerdictCache
+from rlvr.service.dispatch import Dispatcher
+from rlvr.service.errors import BadRequest, Overloaded
+from rlvr.service.metrics import Metrics
+from rlvr.service.models import UNION_TAGS, GradeItem, GradeRequest
+from rlvr.service.settings import Settings
+from rlvr.service.work import Unit, UnitResult, canonical_json, infrastructure_failure, prepared_key, unit_key
+from rlvr.verifiers.base import Verdict
+from rlvr.verifiers.errors import PluginError, UnknownVerifier
+from rlvr.verifiers.registry import Registry
 
 MAX_ERRORS_LISTED = 20
 

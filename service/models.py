@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from verifiers.base import Verdict
+from rlvr.verifiers.base import Verdict
 
 
 class VerifierRef(BaseModel):

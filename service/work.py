@@ -17,8 +17,8 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from verifiers.base import GradeInput, Outcome, Verdict
-from verifiers.registry import LoadedVerifier, Registry, default_registry
+from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.registry import LoadedVerifier, Registry, default_registry
 
 PREPARED_CACHE_ENTRIES = 4096
 MAX_REASON_CHARS = 4000

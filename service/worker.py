@@ -25,10 +25,10 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
-from service import redis_keys
-from service.dispatch.embedded import EmbeddedDispatcher
-from service.settings import Settings
-from service.work import Unit, UnitResult, infrastructure_failure
+from rlvr.service import redis_keys
+from rlvr.service.dispatch.embedded import EmbeddedDispatcher
+from rlvr.service.settings import Settings
+from rlvr.service.work import Unit, UnitResult, infrastructure_failure
 
 log = logging.getLogger("rlvr.worker")
 

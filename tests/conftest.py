@@ -90,7 +90,7 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port), *args],
+            [sys.executable, "-m", "rlvr", "serve", "--port", str(self.port), *args],
             env=server_env(plugin_dir, **settings),
             cwd=ROOT,
         )
@@ -186,7 +186,7 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 class WorkerProcess:
     def __init__(self, plugin_dir: Path, redis_url: str, processes: int = 1, **settings: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "worker", "--redis-url", redis_url, "--processes", str(processes)],
+            [sys.executable, "-m", "rlvr", "worker", "--redis-url", redis_url, "--processes", str(processes)],
             env=server_env(plugin_dir, **settings),
             cwd=ROOT,
         )

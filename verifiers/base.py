@@ -7,7 +7,7 @@ it at the item's deadline.
 Example (a complete plugin)::
 
     from pydantic import BaseModel
-    from verifiers.base import Outcome, Verdict, GradeInput
+    from rlvr.verifiers.base import Outcome, Verdict, GradeInput
 
     class ExactParams(BaseModel):
         strip: bool = True

@@ -11,7 +11,7 @@ Presets (`params.preset`):
 
 Example::
 
-    >>> from verifiers.base import GradeInput
+    >>> from rlvr import GradeInput
     >>> v = FormatVerifier()
     >>> p = FormatParams(preset="think_answer")
     >>> v.verify(GradeInput("", "<think>2+2</think>\\n<answer>4</answer>"), p, None).score
@@ -25,7 +25,7 @@ from typing import Any, Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 
 DEFAULT_REGEX_TIMEOUT_S = 0.5
 MAX_PATTERN_CHARS = 10_000

@@ -16,15 +16,15 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from service.errors import PluginError, UnknownVerifier
-from verifiers.base import Verifier
+from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.errors import PluginError, UnknownVerifier
 
 ENTRY_POINT_GROUP = "rlvr.verifiers"
 
 BUILTINS: dict[str, str] = {
-    "format": "verifiers.format:FormatVerifier",
-    "math": "verifiers.math:MathVerifier",
-    "code": "verifiers.code:CodeVerifier",
+    "format": "rlvr.verifiers.format:FormatVerifier",
+    "math": "rlvr.verifiers.math:MathVerifier",
+    "code": "rlvr.verifiers.code:CodeVerifier",
 }
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict
 
-from verifiers.base import GradeInput, Outcome, Verdict
+from rlvr import GradeInput, Outcome, Verdict
 
 
 class ExactMatchParams(BaseModel):

@@ -24,17 +24,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
-from sandboxes.local import control
-from sandboxes.runner import core, python
+from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.local import control
+from rlvr.sandboxes.runner import core, python
 
 START_TIMEOUT_S = 60.0
 EXIT_GRACE_S = 1.0
 MAX_CONCURRENT = 64
 # What of the worker's environment jobs inherit (the rest may hold credentials).
 JOB_ENV = ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV")
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_BOOT = f"import sys; sys.path.insert(0, {_ROOT!r}); from sandboxes.local.zygote import main; sys.exit(main())"
+# The folder that holds the `rlvr` package (site-packages, or the checkout of an
+# editable install): `python -S` reads no .pth file, so it is put on sys.path by hand.
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+_BOOT = f"import sys; sys.path.insert(0, {_ROOT!r}); from rlvr.sandboxes.local.zygote import main; sys.exit(main())"
 
 
 def _site_dirs() -> list[str]:

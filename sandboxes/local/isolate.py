@@ -38,7 +38,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from sandboxes.local import linux, seccomp
+from rlvr.sandboxes.local import linux, seccomp
 
 LEVELS = ("none", "rlimits", "namespaces", "full")
 

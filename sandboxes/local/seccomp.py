@@ -23,7 +23,7 @@ import errno
 import functools
 import struct
 
-from sandboxes.local import linux
+from rlvr.sandboxes.local import linux
 
 AUDIT_ARCH_X86_64 = 0xC000003E
 X32_SYSCALL_BIT = 0x40000000

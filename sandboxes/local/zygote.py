@@ -26,17 +26,17 @@ import struct
 import sys
 import traceback
 
-from sandboxes.local import control, isolate, linux, seccomp
-from sandboxes.runner import core
+from rlvr.sandboxes.local import control, isolate, linux, seccomp
+from rlvr.sandboxes.runner import core
 
 # What every job may use without paying for the import: the runner and the modules
 # solutions and tests most often use. Not `random` (its fork handler would reseed in
 # every job) nor what imports it (statistics), and nothing large that few programs use.
 PRELOAD = (
-    "sandboxes.runner.python",
-    "sandboxes.runner.split",
-    "sandboxes.runner.native",
-    "sandboxes.runner.wire",
+    "rlvr.sandboxes.runner.python",
+    "rlvr.sandboxes.runner.split",
+    "rlvr.sandboxes.runner.native",
+    "rlvr.sandboxes.runner.wire",
     "collections",
     "itertools",
     "functools",

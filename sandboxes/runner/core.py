@@ -224,11 +224,11 @@ def main(priv: Privileges) -> int:
         # `import a.b as x`, not `from a import b`: the latter runs importlib's Python
         # code (more pages to copy in a fresh job) even when the module is loaded.
         if mode in ("call", "values", "stdio", "split"):
-            import sandboxes.runner.python as python_runner
+            import rlvr.sandboxes.runner.python as python_runner
 
             return python_runner.run(job, priv, channel)
         if mode in ("native_stdio", "native_call"):
-            import sandboxes.runner.native as native_runner
+            import rlvr.sandboxes.runner.native as native_runner
 
             return native_runner.run(job, priv, channel)
     except MemoryError:

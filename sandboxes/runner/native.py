@@ -12,7 +12,7 @@ import os
 import resource
 from typing import Any
 
-from sandboxes.runner import core
+from rlvr.sandboxes.runner import core
 
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
 MAX_COMPILE_OUTPUT = 64 * 1024

@@ -23,7 +23,7 @@ import traceback
 from types import CodeType
 from typing import Any
 
-from sandboxes.runner import core, wire
+from rlvr.sandboxes.runner import core, wire
 
 MAX_ERROR_CHARS = 2000
 
@@ -103,7 +103,7 @@ def compile_program(job: dict[str, Any], channel: core.Channel) -> CodeType | No
 
 def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
     if job["mode"] == "split":
-        from sandboxes.runner import split
+        from rlvr.sandboxes.runner import split
 
         return split.run(job, priv, channel)
     priv.drop_untrusted()

@@ -25,7 +25,7 @@ import sys
 from types import CodeType
 from typing import Any
 
-from sandboxes.runner import core, python, wire
+from rlvr.sandboxes.runner import core, python, wire
 
 MAX_MESSAGE = 16 * 1024 * 1024
 MAX_ITER_ITEMS = 1_000_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from service.work import Unit, UnitResult
+from rlvr.service.work import Unit, UnitResult
 
 
 class Dispatcher(Protocol):

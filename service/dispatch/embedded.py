@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, timed_out
+from rlvr.service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, timed_out
 
 log = logging.getLogger(__name__)
 
-FORKSERVER_PRELOAD = ["service.work", "verifiers.format", "verifiers.math", "verifiers.code"]
+FORKSERVER_PRELOAD = ["rlvr.service.work", "rlvr.verifiers.format", "rlvr.verifiers.math", "rlvr.verifiers.code"]
 SHUTDOWN_GRACE_S = 2.0
 RESPAWN_BACKOFF_S = 0.05
 

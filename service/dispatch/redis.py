@@ -21,9 +21,9 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from service import redis_keys
-from service.errors import BackendUnavailable, Overloaded
-from service.work import Unit, UnitResult, infrastructure_failure
+from rlvr.service import redis_keys
+from rlvr.service.errors import BackendUnavailable, Overloaded
+from rlvr.service.work import Unit, UnitResult, infrastructure_failure
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-import sandboxes
-from sandboxes import Limits, RunSpec, Status
-from sandboxes.local.client import LocalSandbox, get_local_sandbox
-from sandboxes.runner import wire
+from rlvr import sandboxes
+from rlvr.sandboxes import Limits, RunSpec, Status
+from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.runner import wire
 from tests.conftest import require
 
 

@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from sandboxes.local import linux, seccomp
+from rlvr.sandboxes.local import linux, seccomp
 
 SYSCALLS = range(0, 512)
 AF_INET = 2

@@ -4,12 +4,12 @@ import os
 import subprocess
 import sys
 
-from service.settings import Settings
+from rlvr.service.settings import Settings
 
 
 def test_serve_help_documents_every_setting() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "service.cli", "serve", "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "rlvr", "serve", "--help"], capture_output=True, text=True, check=True
     ).stdout
     for name in Settings.model_fields:
         assert "--" + name.replace("_", "-") in out
@@ -18,7 +18,7 @@ def test_serve_help_documents_every_setting() -> None:
 
 def test_invalid_setting_is_a_clear_error() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "service.cli", "serve", "--workers", "0"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "rlvr", "serve", "--workers", "0"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode != 0
     assert "workers" in proc.stderr
@@ -30,7 +30,7 @@ def test_worker_flags_are_checked() -> None:
         ([], "--redis-url (or RLVR_REDIS_URL) is required"),
     ):
         proc = subprocess.run(
-            [sys.executable, "-m", "service.cli", "worker", *args],
+            [sys.executable, "-m", "rlvr", "worker", *args],
             capture_output=True,
             text=True,
             timeout=60,

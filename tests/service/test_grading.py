@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from service.cache import MemoryCache
-from service.errors import BadRequest, Overloaded
-from service.grading import Grader
-from service.metrics import Metrics
-from service.models import GradeRequest
-from service.settings import Settings
-from service.work import Unit, UnitResult, UnitRunner
-from verifiers.registry import Registry
+from rlvr.service.cache import MemoryCache
+from rlvr.service.errors import BadRequest, Overloaded
+from rlvr.service.grading import Grader
+from rlvr.service.metrics import Metrics
+from rlvr.service.models import GradeRequest
+from rlvr.service.settings import Settings
+from rlvr.service.work import Unit, UnitResult, UnitRunner
+from rlvr.verifiers.registry import Registry
 
 
 class InlineDispatcher:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import redis
 
-from service import redis_keys
+from rlvr.service import redis_keys
 from tests.conftest import RedisServer, Server, WorkerProcess
 
 THINK = "<think>t</think><answer>a</answer>"

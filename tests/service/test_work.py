@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from service.work import Unit, UnitRunner, canonical_json, prepared_key, unit_key
+from rlvr.service.work import Unit, UnitRunner, canonical_json, prepared_key, unit_key
 
 
 def key(name: str = "math", version: str = "1", params: object = None, gt: object = "1", resp: str = "r") -> str:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from verifiers.base import GradeInput, Verdict
-from verifiers.format import FormatParams, FormatVerifier
+from rlvr.verifiers.base import GradeInput, Verdict
+from rlvr.verifiers.format import FormatParams, FormatVerifier
 
 V = FormatVerifier()
 

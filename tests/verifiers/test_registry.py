@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.errors import PluginError, UnknownVerifier
-from verifiers import registry as registry_module
-from verifiers.base import NoParams, Outcome, Verdict
-from verifiers.registry import Registry
+from rlvr.service.errors import PluginError, UnknownVerifier
+from rlvr.verifiers import registry as registry_module
+from rlvr.verifiers.base import NoParams, Outcome, Verdict
+from rlvr.verifiers.registry import Registry
 
 
 class Good:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from verifiers.code.models import ALIASES
+from rlvr.verifiers.code.models import ALIASES
 
 # An opening fence with an optional info string, up to a closing fence or the end (a
 # response cut off mid-block still has its code).

@@ -10,15 +10,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox
-from sandboxes.base import Limits
-from sandboxes.local.isolate import LEVELS
-from sandboxes.runner import wire
-from service.settings import get_settings
-from verifiers.base import GradeInput, Outcome, Verdict
-from verifiers.code import compare
-from verifiers.code.extract import extract_code
-from verifiers.code.models import (
+from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox
+from rlvr.sandboxes.base import Limits
+from rlvr.sandboxes.local.isolate import LEVELS
+from rlvr.sandboxes.runner import wire
+from rlvr.service.settings import get_settings
+from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.code import compare
+from rlvr.verifiers.code.extract import extract_code
+from rlvr.verifiers.code.models import (
     AssertTests,
     CallTests,
     CodeParams,
@@ -90,7 +90,7 @@ class CodeVerifier:
         tools = _toolchains()
         settings = get_settings()
         try:
-            from sandboxes import isolation_report
+            from rlvr.sandboxes import isolation_report
 
             report = isolation_report(settings.sandbox)
         except Exception as exc:

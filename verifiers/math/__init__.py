@@ -1,5 +1,5 @@
 """The `math` verifier package; see `verifiers.math.verifier` for the grading rules."""
 
-from verifiers.math.verifier import MathParams, MathVerifier, PreparedGold
+from rlvr.verifiers.math.verifier import MathParams, MathVerifier, PreparedGold
 
 __all__ = ["MathParams", "MathVerifier", "PreparedGold"]

@@ -23,10 +23,10 @@ from typing import Any
 
 import sympy
 
-from verifiers.math import numeric, structure, symbolic
-from verifiers.math.normalize import Normalized, normalize
-from verifiers.math.numeric import Infinity, Num
-from verifiers.math.structure import Interval, Matrix, Node, Relation, Scalar, Seq, Union
+from rlvr.verifiers.math import numeric, structure, symbolic
+from rlvr.verifiers.math.normalize import Normalized, normalize
+from rlvr.verifiers.math.numeric import Infinity, Num
+from rlvr.verifiers.math.structure import Interval, Matrix, Node, Relation, Scalar, Seq, Union
 
 _STAGE_RANK = {"string": 0, "numeric": 1, "structure": 2, "symbolic": 3}
 _CHOICE_GOLD_RE = re.compile(r"^\(?([A-Z])\)?$")

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from verifiers.math.normalize import strip_math_wrappers
+from rlvr.verifiers.math.normalize import strip_math_wrappers
 
 Mode = Literal["auto", "boxed", "answer_tag", "strict"]
 

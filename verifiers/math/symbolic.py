@@ -33,7 +33,7 @@ import sympy
 from latex2sympy2_extended import NormalizationConfig, latex2sympy, normalize_latex
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
 
-from verifiers.math.structure import max_nesting
+from rlvr.verifiers.math.structure import max_nesting
 
 log = logging.getLogger(__name__)
 

@@ -36,10 +36,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from verifiers.base import GradeInput, Outcome, Verdict
-from verifiers.math import symbolic
-from verifiers.math.compare import View, decide_cached, view
-from verifiers.math.extract import extract_answer, extract_gold
+from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.math import symbolic
+from rlvr.verifiers.math.compare import View, decide_cached, view
+from rlvr.verifiers.math.extract import extract_answer, extract_gold
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_MAX_ANSWER_CHARS = 1000

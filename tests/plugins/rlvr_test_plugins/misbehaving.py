@@ -3,7 +3,7 @@
 import os
 import time
 
-from verifiers.base import GradeInput, NoParams, Outcome, Verdict
+from rlvr.verifiers.base import GradeInput, NoParams, Outcome, Verdict
 
 
 class Sleepy:

@@ -5,10 +5,10 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from sandboxes.local.client import get_local_sandbox
+from rlvr.sandboxes.local.client import get_local_sandbox
+from rlvr.verifiers.base import GradeInput, Outcome
+from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
 from tests.conftest import require
-from verifiers.base import GradeInput, Outcome
-from verifiers.code import CodeParams, CodeVerifier, GroundTruth
 
 _GT: TypeAdapter[Any] = TypeAdapter(GroundTruth)
 _VERIFIER = CodeVerifier()

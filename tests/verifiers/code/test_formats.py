@@ -7,10 +7,10 @@ import shutil
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from rlvr.verifiers.code import GroundTruth
+from rlvr.verifiers.code.extract import extract_code
 from tests.conftest import in_ci
 from tests.verifiers.code.conftest import grade
-from verifiers.code import GroundTruth
-from verifiers.code.extract import extract_code
 
 ADD = "def add(a, b):\n    return a + b\n"
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None and not in_ci(), reason="g++ not installed")

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from sandboxes import RunResult, Status
-from service.settings import Settings
+from rlvr.sandboxes import RunResult, Status
+from rlvr.service.settings import Settings
+from rlvr.verifiers.code import verifier as code_verifier
 from tests.verifiers.code.conftest import grade
-from verifiers.code import verifier as code_verifier
 
 GT = {"tests": ["assert f() == 1"]}
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from sandboxes.local.isolate import UID_BASE
+from rlvr.sandboxes.local.isolate import UID_BASE
 from tests.conftest import in_ci
 from tests.verifiers.code.conftest import grade
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from verifiers.base import GradeInput
-from verifiers.math import MathParams, MathVerifier
+from rlvr.verifiers.base import GradeInput
+from rlvr.verifiers.math import MathParams, MathVerifier
 
 
 def _load_cases() -> list[tuple[Any, ...]]:

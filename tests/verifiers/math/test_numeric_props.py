@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifiers.base import GradeInput, Verdict
-from verifiers.math import MathParams, MathVerifier, compare, symbolic
-from verifiers.math.normalize import normalize
-from verifiers.math.numeric import Num, numbers_equal, parse_number
+from rlvr.verifiers.base import GradeInput, Verdict
+from rlvr.verifiers.math import MathParams, MathVerifier, compare, symbolic
+from rlvr.verifiers.math.normalize import normalize
+from rlvr.verifiers.math.numeric import Num, numbers_equal, parse_number
 
 VERIFIER = MathVerifier()
 PARAMS = MathParams()

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from service.work import Unit, UnitRunner, canonical_json, prepared_key, unit_key
-from verifiers.base import GradeInput, Outcome, Verdict
-from verifiers.math import MathParams, MathVerifier, PreparedGold, compare, symbolic, verifier
-from verifiers.math.compare import view
-from verifiers.registry import Registry
+from rlvr.service.work import Unit, UnitRunner, canonical_json, prepared_key, unit_key
+from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.math import MathParams, MathVerifier, PreparedGold, compare, symbolic, verifier
+from rlvr.verifiers.math.compare import view
+from rlvr.verifiers.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 V = MathVerifier()
@@ -145,8 +145,8 @@ DOS_SCRIPT = textwrap.dedent(
     r"""
     import sys, time
     sys.path.insert(0, sys.argv[1])
-    from verifiers.base import GradeInput
-    from verifiers.math import MathParams, MathVerifier
+    from rlvr.verifiers.base import GradeInput
+    from rlvr.verifiers.math import MathParams, MathVerifier
     v, p = MathVerifier(), MathParams()
     inputs = [
         r"\boxed{9^{9^{9^{9}}}}",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainer.client import RewardClient, RewardServiceError
+from rlvr.client import RewardClient, RewardServiceError
 
 
 def test_rewards_over_http(live_server: str) -> None:

@@ -2,7 +2,7 @@
 
 Example::
 
-    from trainer.client import RewardClient
+    from rlvr.client import RewardClient
 
     with RewardClient("http://127.0.0.1:8000") as client:
         rewards = client.rewards(

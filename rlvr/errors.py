@@ -1,0 +1,34 @@
+"""The one exception tree of rlvr. Each layer raises its own branch; the service maps
+the whole tree to HTTP in one place (`rlvr.service.errors.http_status`, used by the
+single handler in `rlvr.service.app`)::
+
+    RLVRError                         rlvr.errors
+    ├── ServiceError                  rlvr.service.errors
+    │   ├── BadRequest                422  the request names what is wrong
+    │   ├── PayloadTooLarge           413
+    │   ├── Overloaded                429  with Retry-After
+    │   └── BackendUnavailable        503  Redis or the worker pool is down
+    ├── VerifierError                 rlvr.verifiers.errors
+    │   ├── UnknownVerifier           422  no verifier has that name
+    │   └── PluginError               500  a plugin failed to load
+    └── SandboxUnavailable            rlvr.sandboxes.base
+                                      503  the backend cannot run programs here
+
+A verifier never lets `SandboxUnavailable` escape for an item: it masks the item
+instead. An error outside this tree is a bug, and becomes a 500 that names its type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["RLVRError"]
+
+
+class RLVRError(Exception):
+    """Base of every error rlvr raises on purpose."""
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
