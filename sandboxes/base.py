@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from rlvr.errors import RLVRError
+
+IsolationLevel = Literal["none", "rlimits", "namespaces", "full"]
+# From weakest to strongest; what each means is in `rlvr.sandboxes.local.isolate`.
+ISOLATION_LEVELS: tuple[IsolationLevel, ...] = ("none", "rlimits", "namespaces", "full")
+
+
+def meets_isolation(level: str, minimum: str) -> bool:
+    """Whether a sandbox at `level` is at least as isolated as `minimum`; an unknown
+    level (a report from a broken probe) meets nothing above `none`."""
+    rank: dict[str, int] = {name: i for i, name in enumerate(ISOLATION_LEVELS)}
+    return rank.get(level, 0) >= rank[minimum]
 
 
 class Status(enum.StrEnum):

@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rlvr.sandboxes.base import IsolationLevel
+
 DEFAULT_MAX_ITEMS = 10_000
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
 DEFAULT_DEADLINE_S = 10.0
@@ -84,7 +86,7 @@ class Settings(BaseSettings):
     )
 
     sandbox: Literal["local", "docker"] = Field("local", description="Sandbox backend for untrusted code.")
-    min_isolation: Literal["none", "rlimits", "namespaces", "full"] = Field(
+    min_isolation: IsolationLevel = Field(
         "namespaces", description="Least sandbox isolation the code verifier accepts."
     )
     allow_weak_isolation: bool = Field(

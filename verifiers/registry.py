@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
 
 ENTRY_POINT_GROUP = "rlvr.verifiers"
@@ -25,6 +27,10 @@ BUILTINS: dict[str, str] = {
     "format": "rlvr.verifiers.format:FormatVerifier",
     "math": "rlvr.verifiers.math:MathVerifier",
     "code": "rlvr.verifiers.code:CodeVerifier",
+}
+# What each built-in's constructor takes from the `BuiltinConfig`.
+BUILTIN_ARGS: dict[str, Callable[[BuiltinConfig], tuple[Any, ...]]] = {
+    "code": lambda config: (config.sandbox,),
 }
 
 log = logging.getLogger(__name__)
@@ -59,8 +65,8 @@ def _load_target(target: str) -> Any:
     return obj
 
 
-def _check(cls_or_obj: Any, expected_name: str) -> Verifier:
-    instance = cls_or_obj() if isinstance(cls_or_obj, type) else cls_or_obj
+def _check(cls_or_obj: Any, expected_name: str, args: tuple[Any, ...] = ()) -> Verifier:
+    instance = cls_or_obj(*args) if isinstance(cls_or_obj, type) else cls_or_obj
     for attr in ("name", "version", "params_model", "ground_truth_model", "verify"):
         if not hasattr(instance, attr):
             raise PluginError(f"verifier {expected_name!r} lacks required attribute {attr!r}")
@@ -73,7 +79,8 @@ def _check(cls_or_obj: Any, expected_name: str) -> Verifier:
 
 
 class Registry:
-    def __init__(self, *, use_entry_points: bool = True) -> None:
+    def __init__(self, config: BuiltinConfig | None = None, *, use_entry_points: bool = True) -> None:
+        self.config = config or BuiltinConfig()
         self._targets: dict[str, tuple[str, str]] = {n: (t, "builtin") for n, t in BUILTINS.items()}
         self._loaded: dict[str, LoadedVerifier] = {}
         self._broken: dict[str, str] = {}
@@ -125,9 +132,9 @@ class Registry:
             self._loaded[name] = loaded
             return loaded
 
-    @staticmethod
-    def _build(name: str, target: str, source: str) -> LoadedVerifier:
-        instance = _check(_load_target(target), name)
+    def _build(self, name: str, target: str, source: str) -> LoadedVerifier:
+        args = BUILTIN_ARGS[name](self.config) if source == "builtin" and name in BUILTIN_ARGS else ()
+        instance = _check(_load_target(target), name, args)
         params_adapter: TypeAdapter[Any] = TypeAdapter(instance.params_model)
         gt_adapter: TypeAdapter[Any] = TypeAdapter(instance.ground_truth_model)
         deadline = getattr(instance, "default_deadline_s", None)

@@ -40,8 +40,6 @@ from typing import Any, NamedTuple
 
 from rlvr.sandboxes.local import linux, seccomp
 
-LEVELS = ("none", "rlimits", "namespaces", "full")
-
 # Jobs get uids from here up: base + zygote pid * UIDS_PER_ZYGOTE + 2 * slot (+1 for
 # the trusted half of a split job). The zygote's pid makes ranges of concurrent zygotes
 # disjoint; a uid is reused only once its job, and so every process and file it
@@ -56,10 +54,6 @@ MASKED_DIRS = ("/root", "/home", "/work", "/srv", "/mnt", "/media", "/run/secret
 # What the zygote unshares for itself at start-up (beyond its mount namespace): jobs
 # share these, apart from the host's.
 ZYGOTE_FLAGS = linux.CLONE_NEWIPC | linux.CLONE_NEWUTS
-
-
-def level_index(level: str) -> int:
-    return LEVELS.index(level)
 
 
 class Capabilities:

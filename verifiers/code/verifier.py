@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox
-from rlvr.sandboxes.base import Limits
-from rlvr.sandboxes.local.isolate import LEVELS
+from rlvr.sandboxes.base import Limits, meets_isolation
 from rlvr.sandboxes.runner import wire
 from rlvr.service.settings import get_settings
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
@@ -26,6 +25,7 @@ from rlvr.verifiers.code.models import (
     HumanEvalTests,
     StdioTests,
 )
+from rlvr.verifiers.config import SandboxPolicy
 
 DEADLINE_S = 30.0
 # Every job ends (killed if need be) this long before the dispatcher's item deadline.
@@ -86,6 +86,9 @@ class CodeVerifier:
     ground_truth_model = GroundTruth
     default_deadline_s = DEADLINE_S
 
+    def __init__(self, policy: SandboxPolicy | None = None) -> None:
+        self.policy = policy or SandboxPolicy()
+
     def availability(self) -> dict[str, Any]:
         tools = _toolchains()
         settings = get_settings()
@@ -96,7 +99,7 @@ class CodeVerifier:
         except Exception as exc:
             report = {"isolation": "none", "error": str(exc)}
         level = str(report.get("isolation", "none"))
-        ok = LEVELS.index(level) >= LEVELS.index(settings.min_isolation) or settings.allow_weak_isolation
+        ok = meets_isolation(level, settings.min_isolation) or settings.allow_weak_isolation
         return {
             "available": ok,
             "languages": {lang: path is not None for lang, path in tools.items()},
@@ -160,7 +163,7 @@ class CodeVerifier:
             level = sandbox.isolation().get("isolation", "none")
         except SandboxUnavailable as exc:
             return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
-        if LEVELS.index(str(level)) < LEVELS.index(settings.min_isolation) and not settings.allow_weak_isolation:
+        if not meets_isolation(str(level), settings.min_isolation) and not settings.allow_weak_isolation:
             return Outcome(
                 0.0,
                 Verdict.ERROR,
