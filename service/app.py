@@ -24,8 +24,8 @@ from rlvr.service.errors import HTTP_STATUS, BackendUnavailable, BadRequest, Ove
 from rlvr.service.grading import MAX_ERRORS_LISTED, Grader, format_loc
 from rlvr.service.metrics import Metrics
 from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, VerifierList
-from rlvr.service.settings import Settings, get_settings
-from rlvr.verifiers.registry import Registry, default_registry
+from rlvr.service.settings import Settings, builtin_config
+from rlvr.verifiers.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -107,14 +107,14 @@ def _validation_message(exc: RequestValidationError) -> tuple[str, list[str]]:
 
 
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> FastAPI:
-    settings = settings or get_settings()
-    registry = registry or default_registry()
+    settings = settings or Settings()
+    registry = registry or Registry(builtin_config(settings))
     metrics = Metrics()
     state: dict[str, Any] = {}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        backends = await build_backends(settings, metrics)
+        backends = await build_backends(settings, metrics, registry.config)
         state["backends"] = backends
         state["grader"] = Grader(settings, registry, backends.dispatcher, backends.cache, metrics)
         try:

@@ -15,6 +15,7 @@ from rlvr.service.errors import BackendUnavailable
 from rlvr.service.metrics import Metrics
 from rlvr.service.settings import Settings
 from rlvr.service.work import Unit, UnitResult
+from rlvr.verifiers.config import BuiltinConfig
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +103,13 @@ class Backends:
             await client.aclose()
 
 
-async def build_backends(settings: Settings, metrics: Metrics) -> Backends:
+async def build_backends(settings: Settings, metrics: Metrics, verifier_config: BuiltinConfig) -> Backends:
     def on_restart(reason: str) -> None:
         metrics.worker_restarts.labels(reason).inc()
 
     def embedded() -> EmbeddedDispatcher:
         return EmbeddedDispatcher(
+            config=verifier_config,
             workers=settings.workers,
             chunk_size=settings.chunk_size,
             max_rss_mb=settings.worker_max_rss_mb,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import types
 import typing
@@ -44,23 +43,19 @@ def add_settings_flags(parser: argparse.ArgumentParser, only: set[str] | None = 
             group.add_argument(flag, dest=name, type=kind, choices=choices, default=None, help=helptext)
 
 
-def apply_flags(args: argparse.Namespace) -> Settings:
-    """Flags become RLVR_* variables so worker processes see the same settings."""
-    for name in Settings.model_fields:
-        value = getattr(args, name, None)
-        if value is not None:
-            os.environ[f"RLVR_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
-    from rlvr.service.settings import get_settings
-
-    get_settings.cache_clear()
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The settings: flags given on the command line over `RLVR_*` variables over defaults.
+    Read once here; every component, worker processes included, gets what it needs from
+    this object, never from the environment."""
+    given = {name: value for name in Settings.model_fields if (value := getattr(args, name, None)) is not None}
     try:
-        return get_settings()
+        return Settings(**given)
     except Exception as exc:  # pydantic's message names the field
         raise SystemExit(f"rlvr: invalid settings: {exc}") from exc
 
 
 def _serve(args: argparse.Namespace) -> int:
-    settings = apply_flags(args)
+    settings = settings_from(args)
     import uvicorn
 
     from rlvr.service.app import create_app
@@ -79,7 +74,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _worker(args: argparse.Namespace) -> int:
     if args.processes is not None and args.processes < 1:
         raise SystemExit("rlvr worker: --processes must be at least 1")
-    settings = apply_flags(args)
+    settings = settings_from(args)
     if not settings.redis_url:
         raise SystemExit("rlvr worker: --redis-url (or RLVR_REDIS_URL) is required")
     from rlvr.service.worker import run_worker

@@ -13,6 +13,13 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rlvr.sandboxes.base import IsolationLevel
+from rlvr.verifiers.config import (
+    DEFAULT_MIN_ISOLATION,
+    DEFAULT_SANDBOX_BACKEND,
+    BuiltinConfig,
+    SandboxBackend,
+    SandboxPolicy,
+)
 
 DEFAULT_MAX_ITEMS = 10_000
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
@@ -85,15 +92,31 @@ class Settings(BaseSettings):
         DEFAULT_REDIS_OP_TIMEOUT_S, gt=0, description="Socket timeout of one Redis command."
     )
 
-    sandbox: Literal["local", "docker"] = Field("local", description="Sandbox backend for untrusted code.")
+    sandbox: SandboxBackend = Field(DEFAULT_SANDBOX_BACKEND, description="Sandbox backend for untrusted code.")
     min_isolation: IsolationLevel = Field(
-        "namespaces", description="Least sandbox isolation the code verifier accepts."
+        DEFAULT_MIN_ISOLATION, description="Least sandbox isolation the code verifier accepts."
     )
     allow_weak_isolation: bool = Field(
         False, description="Run code even when the sandbox is below min_isolation (operator opt-out)."
     )
 
 
+def builtin_config(settings: Settings) -> BuiltinConfig:
+    """What the built-in verifiers are constructed with: the one place where settings
+    reach them. The API process builds its registry from it and hands it to every
+    worker process, which builds its own."""
+    return BuiltinConfig(
+        sandbox=SandboxPolicy(
+            backend=settings.sandbox,
+            min_isolation=settings.min_isolation,
+            allow_weak_isolation=settings.allow_weak_isolation,
+        )
+    )
+
+
 @functools.lru_cache(maxsize=1)
 def get_settings() -> Settings:
+    """Settings read from the environment once per process. The service itself reads
+    `Settings` once at start and passes what each component needs down; this is kept
+    only for code outside the service that has not made that move yet."""
     return Settings()

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
-from rlvr.verifiers.registry import LoadedVerifier, Registry, default_registry
+from rlvr.verifiers.registry import LoadedVerifier, Registry
 
 PREPARED_CACHE_ENTRIES = 4096
 MAX_REASON_CHARS = 4000
@@ -133,8 +133,8 @@ def _result_from_outcome(outcome: Any, verifier: str) -> UnitResult:
 class UnitRunner:
     """Executes units in a worker process, caching the prepared ground truth."""
 
-    def __init__(self, registry: Registry | None = None) -> None:
-        self.registry = registry or default_registry()
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
         self._prepared: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
 
     def _prepare(self, loaded: LoadedVerifier, unit: Unit) -> tuple[Any, Any]:

@@ -27,7 +27,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from rlvr.service import redis_keys
 from rlvr.service.dispatch.embedded import EmbeddedDispatcher
-from rlvr.service.settings import Settings
+from rlvr.service.settings import Settings, builtin_config
 from rlvr.service.work import Unit, UnitResult, infrastructure_failure
 
 log = logging.getLogger("rlvr.worker")
@@ -86,7 +86,10 @@ class Worker:
         self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.client = redis_client(settings, blocking=True)
         self.pool = EmbeddedDispatcher(
-            workers=processes, chunk_size=settings.chunk_size, max_rss_mb=settings.worker_max_rss_mb
+            config=builtin_config(settings),
+            workers=processes,
+            chunk_size=settings.chunk_size,
+            max_rss_mb=settings.worker_max_rss_mb,
         )
         # Chunks being verified here, so that the heartbeat can keep them claimed.
         self.in_progress: set[str] = set()

@@ -27,6 +27,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from rlvr.service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, timed_out
+from rlvr.verifiers.config import BuiltinConfig
+from rlvr.verifiers.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +37,12 @@ SHUTDOWN_GRACE_S = 2.0
 RESPAWN_BACKOFF_S = 0.05
 
 
-def _worker_main(conn: Connection, progress: Any, max_rss_mb: int) -> None:
+def _worker_main(conn: Connection, progress: Any, max_rss_mb: int, config: BuiltinConfig) -> None:
     # A new session so that the kill of this worker never reaches the server's group.
     os.setsid()
     limit = max_rss_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    runner = UnitRunner()
+    runner = UnitRunner(Registry(config))
     while True:
         try:
             chunk: list[Unit] | None = conn.recv()
@@ -81,7 +83,7 @@ class _Slot:
         self.progress = self.pool.ctx.RawArray("d", 2)
         proc = self.pool.ctx.Process(
             target=_worker_main,
-            args=(child, self.progress, self.pool.max_rss_mb),
+            args=(child, self.progress, self.pool.max_rss_mb, self.pool.config),
             name=f"rlvr-verifier-{self.index}",
             daemon=True,
         )
@@ -186,11 +188,13 @@ class EmbeddedDispatcher:
     def __init__(
         self,
         *,
+        config: BuiltinConfig,
         workers: int,
         chunk_size: int,
         max_rss_mb: int,
         on_restart: Callable[[str], None] | None = None,
     ) -> None:
+        self.config = config
         self.workers = workers
         self.chunk_size = chunk_size
         self.max_rss_mb = max_rss_mb

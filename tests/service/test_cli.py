@@ -4,7 +4,11 @@ import os
 import subprocess
 import sys
 
-from rlvr.service.settings import Settings
+import pytest
+
+from rlvr.service.cli import build_parser, settings_from
+from rlvr.service.settings import Settings, builtin_config
+from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
 
 
 def test_serve_help_documents_every_setting() -> None:
@@ -38,3 +42,12 @@ def test_worker_flags_are_checked() -> None:
         )
         assert proc.returncode != 0
         assert message in proc.stderr
+
+
+def test_flags_reach_the_verifier_config_without_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [k for k in os.environ if k.startswith("RLVR_")]:
+        monkeypatch.delenv(name)
+    args = build_parser().parse_args(["serve", "--min-isolation", "none", "--allow-weak-isolation"])
+    config = builtin_config(settings_from(args))
+    assert config == BuiltinConfig(SandboxPolicy(min_isolation="none", allow_weak_isolation=True))
+    assert not [k for k in os.environ if k.startswith("RLVR_")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from rlvr.service.work import Unit, UnitRunner, canonical_json, prepared_key, unit_key
+from rlvr.verifiers.registry import Registry
 
 
 def key(name: str = "math", version: str = "1", params: object = None, gt: object = "1", resp: str = "r") -> str:
@@ -31,7 +32,7 @@ def test_cache_key_fields_cannot_collide_by_concatenation() -> None:
 
 
 def test_runner_executes_and_caches_prepared_ground_truth() -> None:
-    runner = UnitRunner()
+    runner = UnitRunner(Registry())
     params = {"preset": "think_answer"}
     prep = prepared_key("format", "1.0.0", canonical_json(params), "null")
     unit = Unit(unit_key(prep, "x"), prep, "format", params, None, "", "<think>a</think><answer>b</answer>", 5)
@@ -42,7 +43,7 @@ def test_runner_executes_and_caches_prepared_ground_truth() -> None:
 
 
 def test_runner_turns_verifier_bugs_into_masked_errors() -> None:
-    runner = UnitRunner()
+    runner = UnitRunner(Registry())
     unit = Unit("k", "p", "format", {"preset": "nope"}, None, "", "x", 5)
     result = runner.run(unit)
     assert result.mask is True and result.verdict == "error"
