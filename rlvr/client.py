@@ -1,15 +1,15 @@
 """The client SDK: grade batches from a trainer and get rewards back.
 
-Example::
+Example (`rlvr_url` is the address of a running `rlvr serve`)::
 
-    from rlvr.client import RewardClient
-
-    with RewardClient("http://127.0.0.1:8000") as client:
-        rewards = client.rewards(
-            responses=["<think>…</think><answer>4</answer>", "4"],
-            verifier="format",
-        )
-    # rewards.values == [1.0, 0.0]; rewards.mask == [False, False]
+    >>> from rlvr import RewardClient
+    >>> with RewardClient(rlvr_url) as client:
+    ...     rewards = client.rewards(
+    ...         responses=["<think>2+2</think><answer>4</answer>", "4"],
+    ...         verifier="format",
+    ...     )
+    >>> rewards.values, rewards.mask
+    ([1.0, 0.0], [False, False])
 
 Masked items (the grader failed) come back with `mask=True`; drop them from the loss
 instead of treating their reward as 0.

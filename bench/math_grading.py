@@ -12,20 +12,10 @@ identical responses graded once) and uncached (every cache cleared before each
 item). Math-Verify is run the way TRL and open-r1 call it: `parse` the gold, `parse`
 the response, `verify`.
 
-    .venv/bin/python bench/math.py --items 2000
+    .venv/bin/python bench/math_grading.py --items 2000
 """
 
-
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-# Run as `python bench/math.py`, this file's folder comes first on sys.path and this
-# module would shadow the standard library's `math`; put the repository root there.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent))
 
 import argparse
 import logging
