@@ -4,25 +4,30 @@ A verifier is a plain class with class attributes and one method. It runs inside
 worker process (never on the event loop), so it may be CPU-bound; the dispatcher kills
 it at the item's deadline.
 
-Example (a complete plugin)::
+A complete plugin::
 
-    from pydantic import BaseModel
-    from rlvr.verifiers.base import Outcome, Verdict, GradeInput
+    >>> from pydantic import BaseModel
+    >>> from rlvr import GradeInput, Outcome, Verdict
+    >>> class ExactParams(BaseModel):
+    ...     strip: bool = True
+    >>> class Exact:
+    ...     name = "exact"
+    ...     version = "1.0.0"
+    ...     description = "Response equals the ground-truth string."
+    ...     params_model = ExactParams
+    ...     ground_truth_model = str
+    ...     def verify(self, item: GradeInput, params: ExactParams, ground_truth: str) -> Outcome:
+    ...         response = item.response.strip() if params.strip else item.response
+    ...         ok = response == ground_truth
+    ...         return Outcome(score=float(ok), verdict=Verdict.CORRECT if ok else Verdict.INCORRECT)
+    >>> Exact().verify(GradeInput(prompt="2+2?", response=" 4 "), ExactParams(), "4").verdict
+    <Verdict.CORRECT: 'correct'>
+    >>> Exact().verify(GradeInput(prompt="2+2?", response=" 4 "), ExactParams(strip=False), "4").score
+    0.0
 
-    class ExactParams(BaseModel):
-        strip: bool = True
-
-    class Exact:
-        name = "exact"
-        version = "1.0.0"
-        description = "Response equals the ground-truth string."
-        params_model = ExactParams
-        ground_truth_model = str
-
-        def verify(self, item: GradeInput, params: ExactParams, ground_truth: str) -> Outcome:
-            response = item.response.strip() if params.strip else item.response
-            ok = response == ground_truth
-            return Outcome(score=float(ok), verdict=Verdict.CORRECT if ok else Verdict.INCORRECT)
+Besides `Verifier`, a plugin may implement any of the optional protocols below
+(`Preparing`, `Availability`, `HasDescription`, `HasDefaultDeadline`); the registry
+recognises them when it loads the plugin.
 """
 
 from __future__ import annotations
@@ -74,9 +79,10 @@ class Outcome:
 
 @runtime_checkable
 class Verifier(Protocol):
+    """What every verifier has; the registry refuses a plugin that lacks any of it."""
+
     name: ClassVar[str]
     version: ClassVar[str]
-    description: ClassVar[str]
     # A pydantic model class for `params`.
     params_model: ClassVar[type[BaseModel]]
     # Anything pydantic's TypeAdapter accepts: a model, `str`, a union, `None`...
@@ -85,6 +91,7 @@ class Verifier(Protocol):
     def verify(self, item: GradeInput, params: Any, ground_truth: Any) -> Outcome: ...
 
 
+@runtime_checkable
 class Preparing(Protocol):
     """Optional hook: turn (params, ground truth) into a reusable object once.
 
@@ -96,8 +103,24 @@ class Preparing(Protocol):
     def prepare(self, params: Any, ground_truth: Any) -> Any: ...
 
 
+@runtime_checkable
 class Availability(Protocol):
     """Optional hook: report what parts of the verifier work on this host
     (e.g. which language toolchains are installed). Shown by `GET /v1/verifiers`."""
 
     def availability(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class HasDescription(Protocol):
+    """Optional: one line for `GET /v1/verifiers`."""
+
+    description: ClassVar[str]
+
+
+@runtime_checkable
+class HasDefaultDeadline(Protocol):
+    """Optional: the item deadline, in seconds, when the request sets none (the
+    service's default applies otherwise)."""
+
+    default_deadline_s: ClassVar[float | None]

@@ -12,10 +12,13 @@ Presets (`params.preset`):
 Example::
 
     >>> from rlvr import GradeInput
+    >>> from rlvr.verifiers.format import FormatParams, FormatVerifier
     >>> v = FormatVerifier()
     >>> p = FormatParams(preset="think_answer")
     >>> v.verify(GradeInput("", "<think>2+2</think>\\n<answer>4</answer>"), p, None).score
     1.0
+    >>> v.verify(GradeInput("", "<answer>4</answer>"), p, None).reason
+    'expected exactly one <think>…</think>, found 0 opening and 0 closing tags'
 """
 
 from __future__ import annotations

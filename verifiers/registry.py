@@ -11,13 +11,13 @@ import importlib
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.base import Availability, HasDefaultDeadline, HasDescription, Preparing, Verifier
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
 
@@ -32,21 +32,27 @@ BUILTINS: dict[str, str] = {
 BUILTIN_ARGS: dict[str, Callable[[BuiltinConfig], tuple[Any, ...]]] = {
     "code": lambda config: (config.sandbox,),
 }
+# The members of `Verifier`, in the order a missing one is reported.
+_REQUIRED_MEMBERS = ("name", "version", "params_model", "ground_truth_model", "verify")
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoadedVerifier:
-    """A verifier instance with the validators of its params and ground truth."""
+    """A verifier instance, the validators of its params and ground truth, and its
+    optional capabilities (the protocols of `rlvr.verifiers.base`), recognised once at
+    load time so that no caller has to probe the instance."""
 
     instance: Verifier
     source: str
     params_adapter: TypeAdapter[Any]
     ground_truth_adapter: TypeAdapter[Any]
+    schemas: dict[str, Any]
+    description: str
     default_deadline_s: float | None
-    has_prepare: bool
-    schemas: dict[str, Any] = field(default_factory=dict)
+    prepare: Callable[[Any, Any], Any] | None
+    availability: Callable[[], dict[str, Any]] | None
 
     @property
     def name(self) -> str:
@@ -55,6 +61,10 @@ class LoadedVerifier:
     @property
     def version(self) -> str:
         return self.instance.version
+
+    @property
+    def has_prepare(self) -> bool:
+        return self.prepare is not None
 
 
 def _load_target(target: str) -> Any:
@@ -65,20 +75,60 @@ def _load_target(target: str) -> Any:
     return obj
 
 
-def _check(cls_or_obj: Any, expected_name: str, args: tuple[Any, ...] = ()) -> Verifier:
+def _instantiate(cls_or_obj: Any, expected_name: str, args: tuple[Any, ...] = ()) -> Verifier:
     instance = cls_or_obj(*args) if isinstance(cls_or_obj, type) else cls_or_obj
-    for attr in ("name", "version", "params_model", "ground_truth_model", "verify"):
-        if not hasattr(instance, attr):
-            raise PluginError(f"verifier {expected_name!r} lacks required attribute {attr!r}")
+    if not isinstance(instance, Verifier):
+        missing = next((attr for attr in _REQUIRED_MEMBERS if not hasattr(instance, attr)), "verify")
+        raise PluginError(f"verifier {expected_name!r} lacks required attribute {missing!r}")
     if instance.name != expected_name:
         raise PluginError(f"verifier registered as {expected_name!r} calls itself {instance.name!r}")
     params_model = instance.params_model
     if not (isinstance(params_model, type) and issubclass(params_model, BaseModel)):
         raise PluginError(f"verifier {expected_name!r}: params_model must be a pydantic model class")
-    return instance  # type: ignore[no-any-return]
+    return instance
+
+
+def _default_deadline(instance: Verifier) -> float | None:
+    if not isinstance(instance, HasDefaultDeadline) or instance.default_deadline_s is None:
+        return None
+    return float(instance.default_deadline_s)
+
+
+def _loaded_verifier(instance: Verifier, source: str) -> LoadedVerifier:
+    params_adapter: TypeAdapter[Any] = TypeAdapter(instance.params_model)
+    ground_truth_adapter: TypeAdapter[Any] = TypeAdapter(instance.ground_truth_model)
+    return LoadedVerifier(
+        instance=instance,
+        source=source,
+        params_adapter=params_adapter,
+        ground_truth_adapter=ground_truth_adapter,
+        schemas={"params": params_adapter.json_schema(), "ground_truth": ground_truth_adapter.json_schema()},
+        description=instance.description if isinstance(instance, HasDescription) else "",
+        default_deadline_s=_default_deadline(instance),
+        prepare=instance.prepare if isinstance(instance, Preparing) else None,
+        availability=instance.availability if isinstance(instance, Availability) else None,
+    )
+
+
+def _host_availability(loaded: LoadedVerifier) -> dict[str, Any]:
+    """The verifier's own report; a failing report is shown, never raised."""
+    if loaded.availability is None:
+        return {}
+    try:
+        return dict(loaded.availability())
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 class Registry:
+    """Verifiers by name, each loaded on first use with its capabilities resolved::
+
+        >>> from rlvr.verifiers.registry import Registry
+        >>> fmt = Registry(use_entry_points=False).get("format")
+        >>> fmt.name, fmt.version, fmt.default_deadline_s, fmt.prepare is None
+        ('format', '1.0.0', 5.0, True)
+    """
+
     def __init__(self, config: BuiltinConfig | None = None, *, use_entry_points: bool = True) -> None:
         self.config = config or BuiltinConfig()
         self._targets: dict[str, tuple[str, str]] = {n: (t, "builtin") for n, t in BUILTINS.items()}
@@ -99,8 +149,8 @@ class Registry:
                 origin = self._targets[ep.name][1]
                 log.warning("entry point %s=%s ignored: name taken by %s", ep.name, ep.value, origin)
                 continue
-            dist = getattr(ep, "dist", None)
-            self._targets[ep.name] = (ep.value, f"entry_point:{dist.name if dist else '?'}")
+            dist = ep.dist.name if ep.dist is not None else "?"
+            self._targets[ep.name] = (ep.value, f"entry_point:{dist}")
 
     def names(self) -> list[str]:
         return sorted(self._targets)
@@ -134,53 +184,29 @@ class Registry:
 
     def _build(self, name: str, target: str, source: str) -> LoadedVerifier:
         args = BUILTIN_ARGS[name](self.config) if source == "builtin" and name in BUILTIN_ARGS else ()
-        instance = _check(_load_target(target), name, args)
-        params_adapter: TypeAdapter[Any] = TypeAdapter(instance.params_model)
-        gt_adapter: TypeAdapter[Any] = TypeAdapter(instance.ground_truth_model)
-        deadline = getattr(instance, "default_deadline_s", None)
-        return LoadedVerifier(
-            instance=instance,
-            source=source,
-            params_adapter=params_adapter,
-            ground_truth_adapter=gt_adapter,
-            default_deadline_s=float(deadline) if deadline is not None else None,
-            has_prepare=callable(getattr(instance, "prepare", None)),
-            schemas={
-                "params": params_adapter.json_schema(),
-                "ground_truth": gt_adapter.json_schema(),
-            },
-        )
+        return _loaded_verifier(_instantiate(_load_target(target), name, args), source)
 
     def describe(self) -> list[dict[str, Any]]:
         """Everything `GET /v1/verifiers` shows; loads every verifier."""
-        out: list[dict[str, Any]] = []
-        for name in self.names():
-            try:
-                v = self.get(name)
-            except PluginError as exc:
-                out.append({"name": name, "available": False, "error": exc.message, "source": self.source(name)})
-                continue
-            availability: dict[str, Any] = {}
-            hook = getattr(v.instance, "availability", None)
-            if callable(hook):
-                try:
-                    availability = dict(hook())
-                except Exception as exc:
-                    availability = {"error": f"{type(exc).__name__}: {exc}"}
-            out.append(
-                {
-                    "name": name,
-                    "version": v.version,
-                    "description": getattr(v.instance, "description", ""),
-                    "params_schema": v.schemas["params"],
-                    "ground_truth_schema": v.schemas["ground_truth"],
-                    "default_deadline_s": v.default_deadline_s,
-                    "available": bool(availability.get("available", True)),
-                    "availability": availability,
-                    "source": v.source,
-                }
-            )
-        return out
+        return [self._describe(name) for name in self.names()]
+
+    def _describe(self, name: str) -> dict[str, Any]:
+        try:
+            loaded = self.get(name)
+        except PluginError as exc:
+            return {"name": name, "available": False, "error": exc.message, "source": self.source(name)}
+        availability = _host_availability(loaded)
+        return {
+            "name": name,
+            "version": loaded.version,
+            "description": loaded.description,
+            "params_schema": loaded.schemas["params"],
+            "ground_truth_schema": loaded.schemas["ground_truth"],
+            "default_deadline_s": loaded.default_deadline_s,
+            "available": bool(availability.get("available", True)),
+            "availability": availability,
+            "source": loaded.source,
+        }
 
 
 _default: Registry | None = None

@@ -3,12 +3,16 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterator
+from importlib.metadata import EntryPoint
+from typing import Any
 
 import pytest
 
-from rlvr.service.errors import PluginError, UnknownVerifier
 from rlvr.verifiers import registry as registry_module
 from rlvr.verifiers.base import NoParams, Outcome, Verdict
+from rlvr.verifiers.code import CodeVerifier
+from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
+from rlvr.verifiers.errors import PluginError, UnknownVerifier
 from rlvr.verifiers.registry import Registry
 
 
@@ -35,12 +39,39 @@ class NoVerify:
     ground_truth_model = None
 
 
+class Bare(NoVerify):
+    """Only what `Verifier` requires: no description, deadline or hooks."""
+
+    name = "bare"
+
+    def verify(self, item: object, params: object, ground_truth: object) -> Outcome:
+        return Outcome(0.0, Verdict.INCORRECT)
+
+
+class Hooked(Good):
+    """Every optional capability."""
+
+    name = "hooked"
+
+    def prepare(self, params: object, ground_truth: int) -> int:
+        return ground_truth * 2
+
+    def availability(self) -> dict[str, Any]:
+        return {"available": False, "why": "no toolchain"}
+
+
+class FailingAvailability(Good):
+    name = "failingavailability"
+
+    def availability(self) -> dict[str, Any]:
+        raise OSError("probe died")
+
+
 @pytest.fixture
 def fake_module(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     mod = types.ModuleType("rlvr_fake_plugins")
-    mod.Good = Good  # type: ignore[attr-defined]
-    mod.Misnamed = Misnamed  # type: ignore[attr-defined]
-    mod.NoVerify = NoVerify  # type: ignore[attr-defined]
+    for cls in (Good, Misnamed, NoVerify, Bare, Hooked, FailingAvailability):
+        setattr(mod, cls.__name__, cls)
     monkeypatch.setitem(sys.modules, "rlvr_fake_plugins", mod)
     yield "rlvr_fake_plugins"
 
@@ -56,6 +87,14 @@ def test_builtins_are_known_without_importing() -> None:
     assert reg.get("format").version
 
 
+def test_code_is_built_with_the_configured_sandbox_policy() -> None:
+    policy = SandboxPolicy(backend="docker", min_isolation="full", allow_weak_isolation=True)
+    configured = Registry(BuiltinConfig(sandbox=policy), use_entry_points=False).get("code").instance
+    default = Registry(use_entry_points=False).get("code").instance
+    assert isinstance(configured, CodeVerifier) and configured.policy == policy
+    assert isinstance(default, CodeVerifier) and default.policy == SandboxPolicy()
+
+
 def test_loads_lazily_and_builds_adapters(monkeypatch: pytest.MonkeyPatch, fake_module: str) -> None:
     reg = make(monkeypatch, {"good": f"{fake_module}:Good"})
     assert "good" not in reg._loaded
@@ -64,6 +103,26 @@ def test_loads_lazily_and_builds_adapters(monkeypatch: pytest.MonkeyPatch, fake_
     assert loaded.ground_truth_adapter.validate_python("5") == 5
     assert loaded.schemas["ground_truth"] == {"type": "integer"}
     assert reg.get("good") is loaded
+
+
+def test_optional_capabilities_are_recognised_at_load(monkeypatch: pytest.MonkeyPatch, fake_module: str) -> None:
+    reg = make(monkeypatch, {"bare": f"{fake_module}:Bare", "hooked": f"{fake_module}:Hooked"})
+    bare, hooked = reg.get("bare"), reg.get("hooked")
+    assert (bare.description, bare.default_deadline_s, bare.prepare, bare.availability) == ("", None, None, None)
+    assert not bare.has_prepare
+    assert hooked.has_prepare and hooked.prepare is not None and hooked.prepare(NoParams(), 4) == 8
+    assert hooked.availability is not None and hooked.availability()["why"] == "no toolchain"
+    described = {d["name"]: d for d in reg.describe()}
+    assert described["bare"]["description"] == "" and described["bare"]["available"] is True
+    assert described["hooked"]["available"] is False
+    assert described["hooked"]["availability"] == {"available": False, "why": "no toolchain"}
+
+
+def test_failing_availability_is_shown_not_raised(monkeypatch: pytest.MonkeyPatch, fake_module: str) -> None:
+    reg = make(monkeypatch, {"failingavailability": f"{fake_module}:FailingAvailability"})
+    described = {d["name"]: d for d in reg.describe()}["failingavailability"]
+    assert described["availability"] == {"error": "OSError: probe died"}
+    assert described["available"] is True
 
 
 def test_unknown_name(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,20 +143,21 @@ def test_broken_plugins_reported(
     monkeypatch: pytest.MonkeyPatch, fake_module: str, target: str, message: str
 ) -> None:
     name = target.split(":")[1].lower()
-    if name == "misnamed":
-        name = "misnamed"
     reg = make(monkeypatch, {name: target})
     with pytest.raises(PluginError, match=message):
         reg.get(name)
-    assert message in reg.broken()[name]
+    # Reported once: later items get the recorded failure, not another import attempt.
+    with monkeypatch.context() as patch, pytest.raises(PluginError, match=message):
+        patch.setattr(registry_module, "_load_target", lambda target: pytest.fail("loaded again"))
+        reg.get(name)
     described = {d["name"]: d for d in reg.describe()}
     assert described[name]["available"] is False
+    assert message in described[name]["error"]
     assert described["format"]["available"] is True
+    assert list(reg.broken()) == [name]
 
 
 def test_entry_points_discovered(monkeypatch: pytest.MonkeyPatch, fake_module: str) -> None:
-    from importlib.metadata import EntryPoint
-
     eps = [
         EntryPoint("good", f"{fake_module}:Good", "rlvr.verifiers"),
         EntryPoint("format", f"{fake_module}:Good", "rlvr.verifiers"),  # cannot shadow a built-in
@@ -105,5 +165,6 @@ def test_entry_points_discovered(monkeypatch: pytest.MonkeyPatch, fake_module: s
     monkeypatch.setattr(registry_module, "entry_points", lambda group: eps)
     reg = Registry()
     assert reg.get("good").version == "2"
+    assert reg.source("good") == "entry_point:?"
     assert reg.source("format") == "builtin"
     assert reg.get("format").name == "format"

@@ -65,6 +65,16 @@ class _Strict(BaseModel):
         return self
 
 
+def _require_same_length(inputs: list[Any], outputs: list[Any]) -> None:
+    if len(inputs) != len(outputs):
+        raise ValueError("inputs and outputs differ in length")
+
+
+def _require_python(language: str, style: str) -> None:
+    if language != "python":
+        raise ValueError(f"{style} tests are supported for python only")
+
+
 class AssertTests(_Strict):
     """MBPP / KodCode style: Python statements, each one test."""
 
@@ -74,10 +84,9 @@ class AssertTests(_Strict):
 
     @model_validator(mode="after")
     def _python_only(self) -> AssertTests:
-        if self.language != "python":
-            # In C++ or JS the asserts would run inside the program's own process, where
-            # it could forge their outcome; use stdin/stdout (or call-based JS) tests.
-            raise ValueError("assert-style tests are supported for python only")
+        # In C++ or JS the asserts would run inside the program's own process, where
+        # it could forge their outcome; use stdin/stdout (or call-based JS) tests.
+        _require_python(self.language, "assert-style")
         return self
 
 
@@ -90,8 +99,7 @@ class HumanEvalTests(_Strict):
 
     @model_validator(mode="after")
     def _python_only(self) -> HumanEvalTests:
-        if self.language != "python":
-            raise ValueError("HumanEval-style tests are supported for python only")
+        _require_python(self.language, "HumanEval-style")
         return self
 
 
@@ -105,8 +113,7 @@ class CallTests(_Strict):
 
     @model_validator(mode="after")
     def _shape(self) -> CallTests:
-        if len(self.inputs) != len(self.outputs):
-            raise ValueError("inputs and outputs differ in length")
+        _require_same_length(self.inputs, self.outputs)
         if self.language == "cpp":
             raise ValueError("call-based tests are supported for python and javascript")
         return self
@@ -121,8 +128,7 @@ class StdioTests(_Strict):
 
     @model_validator(mode="after")
     def _shape(self) -> StdioTests:
-        if len(self.inputs) != len(self.outputs):
-            raise ValueError("inputs and outputs differ in length")
+        _require_same_length(self.inputs, self.outputs)
         return self
 
 

@@ -10,10 +10,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox
+from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox, isolation_report
 from rlvr.sandboxes.base import Limits, meets_isolation
 from rlvr.sandboxes.runner import wire
-from rlvr.service.settings import get_settings
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.code import compare
 from rlvr.verifiers.code.extract import extract_code
@@ -28,7 +27,8 @@ from rlvr.verifiers.code.models import (
 from rlvr.verifiers.config import SandboxPolicy
 
 DEADLINE_S = 30.0
-# Every job ends (killed if need be) this long before the dispatcher's item deadline.
+# A job is killed after this long, well inside DEADLINE_S, so that a slow program is
+# graded here instead of taking its worker down with the dispatcher's kill.
 MAX_JOB_WALL_S = 24.0
 JOB_OVERHEAD_S = 2.0
 COMPILE_TIMEOUT_S = 15.0
@@ -90,22 +90,19 @@ class CodeVerifier:
         self.policy = policy or SandboxPolicy()
 
     def availability(self) -> dict[str, Any]:
-        tools = _toolchains()
-        settings = get_settings()
         try:
-            from rlvr.sandboxes import isolation_report
-
-            report = isolation_report(settings.sandbox)
+            report = isolation_report(self.policy.backend)
         except Exception as exc:
             report = {"isolation": "none", "error": str(exc)}
-        level = str(report.get("isolation", "none"))
-        ok = meets_isolation(level, settings.min_isolation) or settings.allow_weak_isolation
         return {
-            "available": ok,
-            "languages": {lang: path is not None for lang, path in tools.items()},
+            "available": self._accepts_isolation(str(report.get("isolation", "none"))),
+            "languages": {lang: path is not None for lang, path in _toolchains().items()},
             "sandbox": report,
-            "min_isolation": settings.min_isolation,
+            "min_isolation": self.policy.min_isolation,
         }
+
+    def _accepts_isolation(self, level: str) -> bool:
+        return meets_isolation(level, self.policy.min_isolation) or self.policy.allow_weak_isolation
 
     def prepare(self, params: CodeParams, gt: GroundTruth) -> Prepared:
         base: dict[str, Any] = {
@@ -147,27 +144,25 @@ class CodeVerifier:
             return Outcome(0.0, Verdict.NO_ANSWER, "the response contains no code")
         spec = self._spec(prep, code, params)
         try:
-            result = get_sandbox(get_settings().sandbox).run(spec)
+            result = get_sandbox(self.policy.backend).run(spec)
         except SandboxUnavailable as exc:
             return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
         return grade(prep, params, result)
 
     def _refusal(self, prep: Prepared) -> Outcome | None:
-        settings = get_settings()
         tool = _toolchains().get(prep.language)
         if tool is None:
             name = {"cpp": "g++", "javascript": "node"}.get(prep.language, prep.language)
             return Outcome(0.0, Verdict.ERROR, f"toolchain for {prep.language} ({name}) is not installed", mask=True)
         try:
-            sandbox = get_sandbox(settings.sandbox)
-            level = sandbox.isolation().get("isolation", "none")
+            level = get_sandbox(self.policy.backend).isolation().get("isolation", "none")
         except SandboxUnavailable as exc:
             return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
-        if not meets_isolation(str(level), settings.min_isolation) and not settings.allow_weak_isolation:
+        if not self._accepts_isolation(str(level)):
             return Outcome(
                 0.0,
                 Verdict.ERROR,
-                f"sandbox isolation is {level!r}, below the required {settings.min_isolation!r} "
+                f"sandbox isolation is {level!r}, below the required {self.policy.min_isolation!r} "
                 "(set RLVR_ALLOW_WEAK_ISOLATION=true to run anyway)",
                 details={"isolation": level},
                 mask=True,
@@ -213,7 +208,7 @@ def _record_map(result: RunResult, n: int) -> tuple[dict[str, Any] | None, dict[
     return load, tests, duplicates
 
 
-def _check(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, str]:
+def _check_record(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, str]:
     status = record.get("s")
     if prep.mode == "split":
         return status == "pass", str(record.get("e") or status)
@@ -239,6 +234,49 @@ def _check(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, st
         return False, f"unusable value: {exc}"[:200]
 
 
+@dataclass
+class _Tally:
+    """What the per-test records add up to."""
+
+    passed: int = 0
+    first_failure: str = ""
+    timed_out: bool = False
+
+
+def _tally(prep: Prepared, tests: dict[int, dict[str, Any]], duplicates: set[int]) -> _Tally:
+    tally = _Tally()
+    for index in range(prep.n_tests):
+        record = tests.get(index)
+        if record is None:
+            ok, why = False, "no result (the run ended early)"
+        elif index in duplicates:
+            ok, why = False, "duplicate result records"
+        else:
+            ok, why = _check_record(prep, index, record)
+            tally.timed_out = tally.timed_out or record.get("s") == "timeout"
+        if ok:
+            tally.passed += 1
+        elif not tally.first_failure:
+            tally.first_failure = f"test {index}: {why}"
+    return tally
+
+
+def _failed(prep: Prepared, params: CodeParams, result: RunResult, tally: _Tally, details: dict[str, Any]) -> Outcome:
+    """The outcome when not every test passed."""
+    score = tally.passed / prep.n_tests if params.reward == "fraction" else 0.0
+    reason = tally.first_failure
+    if result.status != Status.OK:
+        reason = f"{reason}; run ended: {result.status.value}"
+    timed_out = tally.timed_out or result.status == Status.TIMEOUT
+    if timed_out and tally.passed == 0:
+        verdict = Verdict.TIMEOUT
+    elif score > 0:
+        verdict = Verdict.PARTIAL
+    else:
+        verdict = Verdict.TIMEOUT if timed_out else Verdict.INCORRECT
+    return Outcome(score, verdict, reason[:MAX_REASON], details)
+
+
 def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
     details: dict[str, Any] = {
         "status": result.status.value,
@@ -254,34 +292,12 @@ def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
         verdict = Verdict.TIMEOUT if load.get("load") == "timeout" else Verdict.INCORRECT
         reason = str(load.get("e", "program failed to load"))[-MAX_REASON:]
         return Outcome(0.0, verdict, reason, {**details, "passed": 0})
-    passed, first_failure, timed_out = 0, "", False
-    for index in range(prep.n_tests):
-        record = tests.get(index)
-        if record is None:
-            ok, why = False, "no result (the run ended early)"
-        elif index in duplicates:
-            ok, why = False, "duplicate result records"
-        else:
-            ok, why = _check(prep, index, record)
-            timed_out = timed_out or record.get("s") == "timeout"
-        if ok:
-            passed += 1
-        elif not first_failure:
-            first_failure = f"test {index}: {why}"
-    timed_out = timed_out or result.status == Status.TIMEOUT
-    details["passed"] = passed
+    tally = _tally(prep, tests, duplicates)
+    details["passed"] = tally.passed
     if result.status in (Status.MEMORY, Status.OUTPUT_LIMIT):
         details["limit"] = result.status.value
-    fraction = passed / prep.n_tests
-    if passed == prep.n_tests:
+    if tally.passed == prep.n_tests:
         return Outcome(1.0, Verdict.CORRECT, "", details)
-    score = fraction if params.reward == "fraction" else 0.0
-    reason = first_failure
-    if result.status != Status.OK:
-        reason = f"{reason}; run ended: {result.status.value}"
     if result.stderr and "Traceback" in result.stderr:
         details["stderr_tail"] = result.stderr[-1000:]
-    if timed_out and passed == 0:
-        return Outcome(score, Verdict.TIMEOUT, reason[:MAX_REASON], details)
-    verdict = Verdict.PARTIAL if score > 0 else (Verdict.TIMEOUT if timed_out else Verdict.INCORRECT)
-    return Outcome(score, verdict, reason[:MAX_REASON], details)
+    return _failed(prep, params, result, tally, details)

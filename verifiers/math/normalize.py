@@ -35,6 +35,13 @@ _UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
 
 _MATH_WRAPPERS = (("$$", "$$"), ("$", "$"), (r"\(", r"\)"), (r"\[", r"\]"))
 
+
+def _command(names: str) -> re.Pattern[str]:
+    """The LaTeX commands `names` (a regex alternation), never the start of a longer
+    command (`\\le` is not `\\left`)."""
+    return re.compile(rf"\\(?:{names})(?![a-zA-Z])")
+
+
 # (pattern, replacement) applied in order. Spacing commands go first so later
 # patterns never see them.
 _REWRITES: list[tuple[re.Pattern[str], str]] = [
@@ -43,23 +50,23 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?<!\\)\\(?:[,;:!> ]|quad\b|qquad\b|enspace\b|thinspace\b)"), " "),
     (re.compile(r"~"), " "),
     (re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)[lr]?(?![a-zA-Z])\s*\.?"), ""),
-    (re.compile(r"\\[dt]frac(?![a-zA-Z])"), r"\\frac"),
-    (re.compile(r"\\[dt]binom(?![a-zA-Z])"), r"\\binom"),
-    (re.compile(r"\\(?:leqslant|leq)(?![a-zA-Z])"), r"\\le"),
-    (re.compile(r"\\(?:geqslant|geq)(?![a-zA-Z])"), r"\\ge"),
-    (re.compile(r"\\(?:neq)(?![a-zA-Z])"), r"\\ne"),
-    (re.compile(r"\\lt(?![a-zA-Z])"), "<"),
-    (re.compile(r"\\gt(?![a-zA-Z])"), ">"),
+    (_command("[dt]frac"), r"\\frac"),
+    (_command("[dt]binom"), r"\\binom"),
+    (_command("leqslant|leq"), r"\\le"),
+    (_command("geqslant|geq"), r"\\ge"),
+    (_command("neq"), r"\\ne"),
+    (_command("lt"), "<"),
+    (_command("gt"), ">"),
     (re.compile(r"<="), r"\\le "),
     (re.compile(r">="), r"\\ge "),
-    (re.compile(r"\\(?:varnothing)(?![a-zA-Z])"), r"\\emptyset"),
-    (re.compile(r"\\(?:lbrace)(?![a-zA-Z])"), r"\\{"),
-    (re.compile(r"\\(?:rbrace)(?![a-zA-Z])"), r"\\}"),
-    (re.compile(r"\\(?:lbrack)(?![a-zA-Z])"), "["),
+    (_command("varnothing"), r"\\emptyset"),
+    (_command("lbrace"), r"\\{"),
+    (_command("rbrace"), r"\\}"),
+    (_command("lbrack"), "["),
     # A vector `\langle 1, 2 \rangle` is an ordered tuple.
-    (re.compile(r"\\langle(?![a-zA-Z])"), "("),
-    (re.compile(r"\\rangle(?![a-zA-Z])"), ")"),
-    (re.compile(r"\\(?:rbrack)(?![a-zA-Z])"), "]"),
+    (_command("langle"), "("),
+    (_command("rangle"), ")"),
+    (_command("rbrack"), "]"),
     (re.compile(r"\\(?:mathbf|mathit|mathsf|boldsymbol|bm)\s*\{([^{}]*)\}"), r"\1"),
     # `1{,}000` is how LaTeX typesets a thousands separator.
     (re.compile(r"\{,\}"), ","),
@@ -99,7 +106,6 @@ class Normalized:
     degrees: bool = False
     # The whole answer was `\text{...}` (a name, a word): compare as words.
     is_text: bool = False
-    units_removed: bool = False
 
     @property
     def words(self) -> bool:
@@ -120,18 +126,46 @@ def strip_math_wrappers(s: str) -> str:
     return s
 
 
-def has_trig(s: str) -> bool:
+def _has_trig(s: str) -> bool:
     return _TRIG_RE.search(s) is not None
 
 
-def normalize(answer: str) -> Normalized:
+def _rewrite(answer: str) -> str:
     s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], answer)
     s = strip_math_wrappers(s)
     for pattern, repl in _REWRITES:
         s = pattern.sub(repl, s)
     s = _TRAILING_PUNCT_RE.sub("", s.strip())
-    s = strip_math_wrappers(s)
+    return strip_math_wrappers(s)
 
+
+def _connectives_as_separators(s: str) -> str:
+    """Word connectives become separators the structure parser splits on."""
+    s = _TEXT_CONNECTIVE_RE.sub(lambda m: r" \lor " if m.group(1).lower() == "or" else ",", s)
+    s = _WORD_OR_RE.sub(lambda _: r" \lor ", s)
+    return _WORD_AND_RE.sub(",", s)
+
+
+def _drop_degrees(s: str) -> tuple[str, bool]:
+    if not _DEGREE_RE.search(s):
+        return s, False
+    if _has_trig(s):
+        # Inside a trig function a degree is a unit that changes the value.
+        s = _DEGREE_NUM_RE.sub(lambda m: f"({m.group(1)}\\pi/180)", s)
+    return _DEGREE_RE.sub("", s), True
+
+
+def _drop_units(s: str) -> str:
+    for tail in (_UNIT_TEXT_TAIL_RE, _UNIT_WORD_TAIL_RE):
+        stripped = tail.sub("", s)
+        # What is left must still be an answer.
+        if stripped != s and stripped.strip():
+            s = stripped
+    return s
+
+
+def normalize(answer: str) -> Normalized:
+    s = _rewrite(answer)
     whole = _WHOLE_TEXT_RE.match(s)
     if whole is not None:
         inner = _SPACE_RUN_RE.sub(" ", whole.group(1)).strip()
@@ -141,31 +175,14 @@ def normalize(answer: str) -> Normalized:
             return Normalized(inner, is_text=True)
         s = inner
 
-    s = _TEXT_CONNECTIVE_RE.sub(lambda m: r" \lor " if m.group(1).lower() == "or" else ",", s)
-    # Word connectives become separators the structure parser splits on.
-    s = _WORD_OR_RE.sub(lambda _: r" \lor ", s)
-    s = _WORD_AND_RE.sub(",", s)
-    degrees = False
-    if _DEGREE_RE.search(s):
-        degrees = True
-        if has_trig(s):
-            # Inside a trig function a degree is a unit that changes the value.
-            s = _DEGREE_NUM_RE.sub(lambda m: f"({m.group(1)}\\pi/180)", s)
-        s = _DEGREE_RE.sub("", s)
-    percent = False
-    if _PERCENT_RE.search(s):
-        percent = True
-        s = _PERCENT_RE.sub("", s)
-    s = _DOLLAR_RE.sub("", s)
-
-    units = False
-    for tail in (_UNIT_TEXT_TAIL_RE, _UNIT_WORD_TAIL_RE):
-        stripped = tail.sub("", s)
-        if stripped != s and stripped.strip():
-            s, units = stripped, True
+    s = _connectives_as_separators(s)
+    s, degrees = _drop_degrees(s)
+    percent = _PERCENT_RE.search(s) is not None
+    s = _PERCENT_RE.sub("", s)
+    s = _drop_units(_DOLLAR_RE.sub("", s))
     # Any `\text{...}` left is prose inside math (`x \text{ is } 3` is rare); unwrap it.
     s = _TEXT_ANY_RE.sub(lambda m: m.group(1), s)
     s = _SPACE_RUN_RE.sub(" ", s).strip()
     s = _SPACE_DROP_RE.sub("", s)
     s = _TRAILING_PUNCT_RE.sub("", s)
-    return Normalized(s, percent=percent, degrees=degrees, units_removed=units)
+    return Normalized(s, percent=percent, degrees=degrees)

@@ -88,38 +88,46 @@ def max_nesting(s: str) -> int:
     return best
 
 
-def _split_top(s: str, seps: tuple[str, ...]) -> list[str]:
-    """Split on separators that are outside every bracket pair.
+def _bracket_step(s: str, i: int) -> tuple[int, int]:
+    """How the bracket at `i` changes the depth, and how many characters it takes.
 
-    `(`/`[` both open and `)`/`]` both close, so half-open intervals `[1, 2)` count
-    as one group.
+    `(`/`[` both open and `)`/`]` both close, so half-open intervals `[1, 2)` count as
+    one group; an escaped brace `\\{`/`\\}` is a bracket too (set delimiters).
     """
+    ch = s[i]
+    if ch == "\\" and i + 1 < len(s) and s[i + 1] in "{}":
+        return (1 if s[i + 1] == "{" else -1), 2
+    if ch in _OPEN:
+        return 1, 1
+    if ch in _CLOSE:
+        return -1, 1
+    return 0, 1
+
+
+def _separator_at(s: str, i: int, seps: tuple[str, ...]) -> str | None:
+    for sep in seps:
+        after = s[i + len(sep) : i + len(sep) + 1]
+        # `\le` is no separator at the start of `\left`.
+        if s.startswith(sep, i) and not (sep[0] == "\\" and after.isalpha()):
+            return sep
+    return None
+
+
+def _split_top(s: str, seps: tuple[str, ...]) -> list[str]:
+    """Split on separators that are outside every bracket pair."""
     parts: list[str] = []
     depth = 0
     start = i = 0
-    n = len(s)
-    while i < n:
-        ch = s[i]
-        if ch == "\\" and i + 1 < n and s[i + 1] in "{}":
-            depth += 1 if s[i + 1] == "{" else -1
-            i += 2
+    while i < len(s):
+        change, width = _bracket_step(s, i)
+        sep = _separator_at(s, i, seps) if depth == 0 and change == 0 else None
+        if sep is not None:
+            parts.append(s[start:i])
+            i += len(sep)
+            start = i
             continue
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif depth == 0:
-            for sep in seps:
-                after = s[i + len(sep) : i + len(sep) + 1]
-                if s.startswith(sep, i) and not (sep[0] == "\\" and after.isalpha()):
-                    parts.append(s[start:i])
-                    i += len(sep)
-                    start = i
-                    break
-            else:
-                i += 1
-            continue
-        i += 1
+        depth += change
+        i += width
     parts.append(s[start:])
     return [p.strip() for p in parts]
 
@@ -133,18 +141,11 @@ def _group_end(s: str, open_at: int, open_len: int, close: tuple[str, ...]) -> i
             for c in close:
                 if s.startswith(c, i):
                     return i + len(c)
-        ch = s[i]
-        if ch == "\\" and i + 1 < len(s) and s[i + 1] in "{}":
-            depth += 1 if s[i + 1] == "{" else -1
-            i += 2
-            continue
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-            if depth < 0:
-                return -1
-        i += 1
+        change, width = _bracket_step(s, i)
+        depth += change
+        if depth < 0 and s[i] in _CLOSE:
+            return -1
+        i += width
     return -1
 
 

@@ -26,6 +26,7 @@ import logging
 import math
 import re
 import time
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -243,16 +244,22 @@ def _expand_is_cheap(expr: Any) -> bool:
     return True
 
 
-def _sampled_equal(a: Any, b: Any, tol: float) -> bool | None:
-    """Compare at fixed points; None when too few points evaluate on both sides."""
+def _samples(a: Any, b: Any) -> Iterator[tuple[complex, complex]]:
+    """The values of `a` and `b` at each fixed point where both evaluate."""
     symbols = sorted(a.free_symbols | b.free_symbols, key=str)
-    agree = 0
     for i, point in enumerate(SAMPLE_POINTS):
         _check_budget()
+        # A different value for each symbol, so `x - y` is not sampled as 0.
         subs = {s: point + 0.1173 * j * (i + 1) for j, s in enumerate(symbols)}
         va, vb = _num(a, subs), _num(b, subs)
-        if va is None or vb is None:
-            continue
+        if va is not None and vb is not None:
+            yield va, vb
+
+
+def _sampled_equal(a: Any, b: Any, tol: float) -> bool | None:
+    """Compare at fixed points; None when too few points evaluate on both sides."""
+    agree = 0
+    for va, vb in _samples(a, b):
         if not _close(va, vb, tol):
             return False
         agree += 1
@@ -290,17 +297,11 @@ def relations_equal(a_lhs: Any, a_rhs: Any, b_lhs: Any, b_rhs: Any, sign: int) -
     (inequalities, same or flipped operator): the constant must have that sign.
     """
     d1, d2 = a_lhs - a_rhs, b_lhs - b_rhs
-    symbols = sorted(d1.free_symbols | d2.free_symbols, key=str)
-    if not symbols:
+    if not (d1.free_symbols | d2.free_symbols):
         return False
     ratio: complex | None = None
     points = 0
-    for i, point in enumerate(SAMPLE_POINTS):
-        _check_budget()
-        subs = {s: point + 0.1173 * j * (i + 1) for j, s in enumerate(symbols)}
-        v1, v2 = _num(d1, subs), _num(d2, subs)
-        if v1 is None or v2 is None:
-            continue
+    for v1, v2 in _samples(d1, d2):
         if abs(v2) < 1e-12 or abs(v1) < 1e-12:
             if not (abs(v2) < 1e-12 and abs(v1) < 1e-12):
                 return False

@@ -175,13 +175,19 @@ class MathVerifier:
         others = [c for c in found.candidates if c != answer]
         if others:
             details["candidates"] = [c[:100] for c in found.candidates[: MAX_CANDIDATES + 1]]
-            if len(others) > MAX_CANDIDATES:
+            hedge = _hedge(others, gold, params)
+            if hedge is not None:
                 details["hedge"] = True
-                return _outcome(False, "hedging: too many different boxed answers", details)
-            for other in others:
-                too_long = len(other) > params.max_answer_chars
-                if too_long or not decide_cached(gold.view, other, params.rel_tol).equal:
-                    details["hedge"] = True
-                    reason = f"hedging: another boxed answer {other[:60]!r} is not the answer"
-                    return _outcome(False, reason, details)
+                return _outcome(False, hedge, details)
         return _outcome(True, decision.reason, details)
+
+
+def _hedge(others: list[str], gold: PreparedGold, params: MathParams) -> str | None:
+    """Why the earlier candidates make the response a hedge; None when each equals the gold."""
+    if len(others) > MAX_CANDIDATES:
+        return "hedging: too many different boxed answers"
+    for other in others:
+        too_long = len(other) > params.max_answer_chars
+        if too_long or not decide_cached(gold.view, other, params.rel_tol).equal:
+            return f"hedging: another boxed answer {other[:60]!r} is not the answer"
+    return None

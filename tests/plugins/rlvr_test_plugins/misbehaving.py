@@ -2,18 +2,24 @@
 
 import os
 import time
+from typing import Any
 
-from rlvr.verifiers.base import GradeInput, NoParams, Outcome, Verdict
+from rlvr import GradeInput, NoParams, Outcome, Verdict
 
 
-class Sleepy:
+class _TestPlugin:
+    """What the plugins here declare alike; each adds its name and behaviour."""
+
+    version = "1"
+    params_model = NoParams
+    ground_truth_model: Any = None
+
+
+class Sleepy(_TestPlugin):
     """Sleeps for `response` seconds (a float), then says correct."""
 
     name = "sleepy"
-    version = "1"
     description = "sleeps"
-    params_model = NoParams
-    ground_truth_model = None
     default_deadline_s = 1.0
 
     def verify(self, item: GradeInput, params: NoParams, ground_truth: None) -> Outcome:
@@ -25,14 +31,11 @@ class Sleepy:
         return Outcome(1.0, Verdict.CORRECT, f"slept {seconds}s")
 
 
-class Crashy:
+class Crashy(_TestPlugin):
     """Kills its own worker process when the response says so; raises on 'raise'."""
 
     name = "crashy"
-    version = "1"
     description = "crashes"
-    params_model = NoParams
-    ground_truth_model = None
 
     def verify(self, item: GradeInput, params: NoParams, ground_truth: None) -> Outcome:
         if item.response == "exit":
@@ -42,26 +45,21 @@ class Crashy:
         return Outcome(1.0, Verdict.CORRECT, "fine")
 
 
-class Liar:
+class Liar(_TestPlugin):
     """Returns scores outside [0, 1] or NaN."""
 
     name = "liar"
-    version = "1"
     description = "returns bad scores"
-    params_model = NoParams
-    ground_truth_model = None
 
     def verify(self, item: GradeInput, params: NoParams, ground_truth: None) -> Outcome:
         return Outcome(float(item.response), Verdict.CORRECT, "", {"nan": float("nan")})
 
 
-class Tally:
+class Tally(_TestPlugin):
     """Appends one line per verification to the file named by the ground truth."""
 
     name = "tally"
-    version = "1"
     description = "counts its calls"
-    params_model = NoParams
     ground_truth_model = str
 
     def verify(self, item: GradeInput, params: NoParams, ground_truth: str) -> Outcome:

@@ -14,10 +14,12 @@ _GT: TypeAdapter[Any] = TypeAdapter(GroundTruth)
 _VERIFIER = CodeVerifier()
 
 
-def grade(response: str, ground_truth: dict[str, Any], **params: Any) -> Outcome:
+def grade(
+    response: str, ground_truth: dict[str, Any], *, verifier: CodeVerifier = _VERIFIER, **params: Any
+) -> Outcome:
     p = CodeParams(**params)
-    prepared = _VERIFIER.prepare(p, _GT.validate_python(ground_truth))
-    return _VERIFIER.verify(GradeInput("", response), p, prepared)
+    prepared = verifier.prepare(p, _GT.validate_python(ground_truth))
+    return verifier.verify(GradeInput("", response), p, prepared)
 
 
 @pytest.fixture(scope="session")

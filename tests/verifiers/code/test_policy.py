@@ -7,15 +7,12 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunResult, Status
-from rlvr.service.settings import Settings
 from rlvr.verifiers.code import verifier as code_verifier
+from rlvr.verifiers.config import SandboxPolicy
 from tests.verifiers.code.conftest import grade
 
 GT = {"tests": ["assert f() == 1"]}
-
-
-def _settings(monkeypatch: pytest.MonkeyPatch, **kw: Any) -> None:
-    monkeypatch.setattr(code_verifier, "get_settings", lambda: Settings(**kw))
+PROGRAM = "def f():\n    return 1\n"
 
 
 class _WeakSandbox:
@@ -30,11 +27,13 @@ class _WeakSandbox:
 
 def test_below_min_isolation_refuses_with_mask(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(code_verifier, "get_sandbox", lambda backend="local": _WeakSandbox())
-    _settings(monkeypatch, min_isolation="namespaces")
-    out = grade("def f():\n    return 1\n", GT)
+    strict = code_verifier.CodeVerifier(SandboxPolicy(min_isolation="namespaces"))
+    out = grade(PROGRAM, GT, verifier=strict)
     assert out.verdict == "error" and out.mask and "rlimits" in out.reason
-    _settings(monkeypatch, min_isolation="namespaces", allow_weak_isolation=True)
-    assert grade("def f():\n    return 1\n", GT).score == 1.0
+    assert out.details == {"isolation": "rlimits"}
+    lenient = code_verifier.CodeVerifier(SandboxPolicy(min_isolation="namespaces", allow_weak_isolation=True))
+    assert grade(PROGRAM, GT, verifier=lenient).score == 1.0
+    assert grade(PROGRAM, GT, verifier=code_verifier.CodeVerifier(SandboxPolicy(min_isolation="rlimits"))).score == 1.0
 
 
 def test_missing_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,11 +53,12 @@ def test_sandbox_failure_masks(monkeypatch: pytest.MonkeyPatch) -> None:
             return RunResult(Status.CRASHED, infra_error="sandbox zygote died")
 
     monkeypatch.setattr(code_verifier, "get_sandbox", lambda backend="local": Broken())
-    out = grade("def f():\n    return 1\n", GT)
-    assert out.verdict == "error" and out.mask
+    out = grade(PROGRAM, GT)
+    assert out.verdict == "error" and out.mask and "zygote died" in out.reason
 
 
-def test_docker_backend_not_available_yet(monkeypatch: pytest.MonkeyPatch) -> None:
-    _settings(monkeypatch, sandbox="docker")
-    out = grade("def f():\n    return 1\n", GT)
-    assert out.verdict == "error" and out.mask
+def test_docker_backend_not_available_yet() -> None:
+    docker = code_verifier.CodeVerifier(SandboxPolicy(backend="docker"))
+    out = grade(PROGRAM, GT, verifier=docker)
+    assert out.verdict == "error" and out.mask and "docker" in out.reason
+    assert docker.availability()["available"] is False
