@@ -24,6 +24,10 @@ import socket
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -93,49 +97,23 @@ def humaneval_http(batch: int) -> tuple[float, int, int]:
     sys.path.insert(0, str(ROOT / "tests" / "verifiers" / "code"))
     from humaneval_data import canonical, ground_truth, load_problems
 
-    problems = load_problems()
+    items = [
+        {
+            "prompt": p["prompt"],
+            "response": f"```python\n{canonical(p)}\n```",
+            "verifier": "code",
+            "ground_truth": ground_truth(p),
+            "params": {},
+        }
+        for p in load_problems()
+    ]
     port = _free_port()
-    rlvr = ROOT / ".venv" / "bin" / "rlvr"
-    cmd = [str(rlvr)] if rlvr.exists() else [sys.executable, "-m", "rlvr"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-    server = subprocess.Popen(
-        [*cmd, "serve", "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}"
+    server = _start_server(port)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("rlvr serve did not become ready")
-            time.sleep(0.2)
-        items = [
-            {
-                "prompt": p["prompt"],
-                "response": f"```python\n{canonical(p)}\n```",
-                "verifier": "code",
-                "ground_truth": ground_truth(p),
-                "params": {},
-            }
-            for p in problems
-        ]
-        with httpx.Client(base_url=url, timeout=600) as client:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600) as client:
+            _wait_ready(client, server)
             # Warm-up (items not in the timed set, so no cache hits): every worker starts its zygote.
-            warm = [
-                {
-                    "prompt": "",
-                    "response": CODE,
-                    "verifier": "code",
-                    "params": {},
-                    "ground_truth": {"tests": [f"assert add({i}, 1) == {i + 1}"]},
-                }
-                for i in range(16)
-            ]
-            client.post("/v1/grade", json={"items": warm})
+            client.post("/v1/grade", json={"items": _warm_up_items()})
             started = time.perf_counter()
             rewards: list[float] = []
             for i in range(0, len(items), batch):
@@ -148,6 +126,43 @@ def humaneval_http(batch: int) -> tuple[float, int, int]:
     finally:
         server.terminate()
         server.wait(timeout=15)
+
+
+def _start_server(port: int) -> subprocess.Popen[bytes]:
+    rlvr = ROOT / ".venv" / "bin" / "rlvr"
+    cmd = [str(rlvr)] if rlvr.exists() else [sys.executable, "-m", "rlvr"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    return subprocess.Popen(
+        [*cmd, "serve", "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def _wait_ready(client: httpx.Client, server: subprocess.Popen[bytes]) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if client.get("/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline or server.poll() is not None:
+            raise RuntimeError("rlvr serve did not become ready")
+        time.sleep(0.2)
+
+
+def _warm_up_items() -> list[dict[str, Any]]:
+    return [
+        {
+            "prompt": "",
+            "response": CODE,
+            "verifier": "code",
+            "params": {},
+            "ground_truth": {"tests": [f"assert add({i}, 1) == {i + 1}"]},
+        }
+        for i in range(16)
+    ]
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ def __getattr__(name: str) -> Any:
         from rlvr.sandboxes import base
 
         return getattr(base, name)
-    raise AttributeError(f"module 'sandboxes' has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get_sandbox(backend: str = "local") -> Sandbox:
@@ -65,7 +65,6 @@ def _probe() -> dict[str, Any]:
             cwd="/",
         )
         report: dict[str, Any] = json.loads(out.stdout)
-        report.pop("level", None)
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         report = {"isolation": "none", "error": f"sandbox probe failed: {exc}"}
     _probe_report = report

@@ -30,6 +30,10 @@ class Status(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Limits:
+    """What one run may use. The client enforces the wall deadline and the output caps;
+    the rest go to the job's process, as the fields of
+    `rlvr.sandboxes.local.control.JobLimits` (read off this class by name)."""
+
     wall_s: float = 10.0
     cpu_s: int = 10
     memory_mb: int = 512
@@ -41,16 +45,6 @@ class Limits:
     keep_output_bytes: int = 64 * 1024
     max_output_bytes: int = 8 * 1024 * 1024
     max_channel_bytes: int = 32 * 1024 * 1024
-
-    def job_limits(self) -> dict[str, int]:
-        return {
-            "cpu_s": self.cpu_s,
-            "memory_mb": self.memory_mb,
-            "nproc": self.nproc,
-            "fsize_mb": self.fsize_mb,
-            "nofile": self.nofile,
-            "tmp_mb": self.tmp_mb,
-        }
 
 
 @dataclass(slots=True)
@@ -74,7 +68,6 @@ class RunResult:
     wall_s: float = 0.0
     cpu_s: float = 0.0
     records: list[dict[str, Any]] = field(default_factory=list)
-    malformed_records: int = 0
     # Set when the sandbox itself failed (could not start, zygote died): the grader
     # must mask the item, not score it.
     infra_error: str | None = None
@@ -92,7 +85,8 @@ class Sandbox(Protocol):
     def run_many(self, specs: list[RunSpec]) -> list[RunResult]: ...
 
     def isolation(self) -> dict[str, Any]:
-        """What this sandbox instance actually achieves (see `isolate` for levels)."""
+        """What this sandbox instance actually achieves: `isolation` (one of
+        `ISOLATION_LEVELS`) and what it is made of."""
         ...
 
     def close(self) -> None: ...

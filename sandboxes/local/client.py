@@ -50,7 +50,7 @@ def _site_dirs() -> list[str]:
 
 
 def zygote_command(*args: str) -> list[str]:
-    """The zygote runs without `site` (see `sandboxes.local.zygote`); site-packages are
+    """The zygote runs without `site` (see `rlvr.sandboxes.local.zygote`); site-packages are
     passed along for the programs' own imports."""
     return [sys.executable, "-S", "-B", "-c", _BOOT, *args, "--site", os.pathsep.join(_site_dirs())]
 
@@ -60,7 +60,10 @@ def zygote_env() -> dict[str, str]:
 
 
 @dataclass
-class _Job:
+class _JobState:
+    """One `RunSpec` on its way through the zygote: what is left to send, its fds and
+    what came out of them, its exit and deadlines."""
+
     spec: RunSpec
     id: int
     data: memoryview
@@ -115,7 +118,7 @@ class LocalSandbox:
         ours.settimeout(START_TIMEOUT_S)
         try:
             packet = ours.recv(65536)
-            hello = json.loads(packet[1:]) if packet[:1] == control.HELLO else None
+            hello = json.loads(packet[1:]) if packet[:1] == control.HELLO_TAG else None
         except (OSError, ValueError) as exc:
             self.close()
             raise SandboxUnavailable(f"zygote did not start: {exc}") from exc
@@ -135,10 +138,6 @@ class LocalSandbox:
     def isolation(self) -> dict[str, Any]:
         self._ensure()
         return {"backend": self.backend, **self._hello.get("caps", {})}
-
-    def level(self) -> str:
-        self._ensure()
-        return str(self._hello.get("level", "none"))
 
     def close(self) -> None:
         if self._sock is not None:
@@ -164,7 +163,7 @@ class LocalSandbox:
             return [RunResult(Status.CRASHED, infra_error=str(exc)) for _ in specs]
         jobs = [self._make(spec) for spec in specs]
         waiting = [job for job in reversed(jobs) if job.early is None]
-        active: dict[int, _Job] = {}
+        active: dict[int, _JobState] = {}
         sel = selectors.DefaultSelector()
         sel.register(sock, selectors.EVENT_READ, None)
         try:
@@ -180,16 +179,16 @@ class LocalSandbox:
             sel.close()
         return [self._result(job) for job in jobs]
 
-    def _make(self, spec: RunSpec) -> _Job:
+    def _make(self, spec: RunSpec) -> _JobState:
         self._next_id += 1
         job = dict(spec.job)
         early = python.precompile(job)
         if early is not None:
-            return _Job(spec, self._next_id, memoryview(b""), early=early)
+            return _JobState(spec, self._next_id, memoryview(b""), early=early)
         data = core.frame(job) + (core.frame(spec.tests) if spec.tests is not None else b"")
-        return _Job(spec, self._next_id, memoryview(data))
+        return _JobState(spec, self._next_id, memoryview(data))
 
-    def _submit(self, job: _Job, sock: socket.socket, sel: selectors.BaseSelector) -> bool:
+    def _submit(self, job: _JobState, sock: socket.socket, sel: selectors.BaseSelector) -> bool:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         ours.setblocking(False)
         out_r, out_w = os.pipe()
@@ -198,12 +197,8 @@ class LocalSandbox:
         os.set_blocking(err_r, False)
         # Most jobs fit in the socket's buffer: written now, they need no feeding later.
         self._feed(job, ours)
-        limits = job.spec.limits
-        msg = control.RUN.pack(
-            b"R", job.id, limits.cpu_s, limits.memory_mb, limits.nproc, limits.fsize_mb, limits.nofile, limits.tmp_mb
-        )
         try:
-            socket.send_fds(sock, [msg], [theirs.fileno(), out_w, err_w])
+            socket.send_fds(sock, [control.run(job.id, job.spec.limits)], [theirs.fileno(), out_w, err_w])
         except OSError as exc:
             job.infra, job.done = f"zygote unreachable: {exc}", True
             for fd in (out_r, out_w, err_r, err_w):
@@ -224,12 +219,12 @@ class LocalSandbox:
         job.deadline = job.started + job.spec.limits.wall_s
         return True
 
-    def _pump(self, sel: selectors.BaseSelector, active: dict[int, _Job]) -> None:
+    def _pump(self, sel: selectors.BaseSelector, active: dict[int, _JobState]) -> None:
         now = time.monotonic()
         wake = min((j.exited_at + EXIT_GRACE_S if j.exit else j.deadline) for j in active.values()) if active else now
         for key, mask in sel.select(timeout=max(0.0, min(wake - now, 1.0))):
             if key.data is None:
-                self._on_control(active, sel)
+                self._on_control(active)
                 continue
             job, name = key.data
             if mask & selectors.EVENT_WRITE and job.channel is not None:
@@ -249,7 +244,8 @@ class LocalSandbox:
                 self._close_fds(job, sel)
                 del active[job.id]
 
-    def _on_control(self, active: dict[int, _Job], sel: selectors.BaseSelector) -> None:
+    def _on_control(self, active: dict[int, _JobState]) -> None:
+        """Take in everything the zygote has sent: jobs' exits and errors."""
         assert self._sock is not None
         while True:
             try:
@@ -259,29 +255,30 @@ class LocalSandbox:
             except OSError:
                 data = b""
             if not data:
-                # The zygote died: every job in flight is an infrastructure failure.
-                for job in active.values():
-                    job.infra = job.infra or "sandbox zygote died"
-                    job.exit = job.exit or {"code": None}
-                    job.exited_at = time.monotonic() - EXIT_GRACE_S
-                self.close()
+                self._zygote_died(active)
                 return
-            kind = data[:1]
-            if kind == b"X":
-                for offset in range(0, len(data) - control.EXIT.size + 1, control.EXIT.size):
-                    _, job_id, code, sig, cpu_s, maxrss = control.EXIT.unpack_from(data, offset)
-                    found = active.get(job_id)
-                    if found is not None:
-                        exit_ = {"code": code if code >= 0 else None, "signal": sig or None, "cpu_s": cpu_s}
-                        found.exit, found.exited_at = {**exit_, "maxrss_kb": maxrss}, time.monotonic()
-            elif kind == b"E" and len(data) >= control.ERROR.size:
-                _, job_id = control.ERROR.unpack_from(data)
-                found = active.get(job_id)
-                if found is not None:
-                    found.infra = data[control.ERROR.size :].decode("utf-8", "replace")
-                    found.exit, found.exited_at = {"code": None}, time.monotonic() - EXIT_GRACE_S
+            if data[:1] == control.EXIT_TAG:
+                for job_id, code, sig, cpu_s in control.parse_exits(data):
+                    job = active.get(job_id)
+                    if job is not None:
+                        job.exit = {"code": code if code >= 0 else None, "signal": sig or None, "cpu_s": cpu_s}
+                        job.exited_at = time.monotonic()
+            elif data[:1] == control.ERROR_TAG and len(data) >= control.ERROR.size:
+                job_id, message = control.parse_error(data)
+                job = active.get(job_id)
+                if job is not None:
+                    # The job never started: done without waiting out a grace period.
+                    job.infra, job.exit, job.exited_at = message, {"code": None}, time.monotonic() - EXIT_GRACE_S
 
-    def _feed(self, job: _Job, channel: socket.socket) -> None:
+    def _zygote_died(self, active: dict[int, _JobState]) -> None:
+        # Every job in flight is an infrastructure failure, done without a grace period.
+        for job in active.values():
+            job.infra = job.infra or "sandbox zygote died"
+            job.exit = job.exit or {"code": None}
+            job.exited_at = time.monotonic() - EXIT_GRACE_S
+        self.close()
+
+    def _feed(self, job: _JobState, channel: socket.socket) -> None:
         try:
             while job.data:
                 job.data = job.data[channel.send(job.data[: 1 << 16]) :]
@@ -292,7 +289,7 @@ class LocalSandbox:
         with contextlib.suppress(OSError):
             channel.shutdown(socket.SHUT_WR)
 
-    def _drain(self, job: _Job, name: str, sel: selectors.BaseSelector) -> None:
+    def _drain(self, job: _JobState, name: str, sel: selectors.BaseSelector) -> None:
         limits: Limits = job.spec.limits
         try:
             chunk = os.read(job.fds[name], 1 << 16)
@@ -318,14 +315,14 @@ class LocalSandbox:
             self._kill(job, Status.OUTPUT_LIMIT)
             self._close_one(job, name, sel)
 
-    def _kill(self, job: _Job, why: Status) -> None:
+    def _kill(self, job: _JobState, why: Status) -> None:
         if job.killed is None:
             job.killed = why
         if self._sock is not None:
             with contextlib.suppress(OSError):
-                self._sock.send(control.KILL.pack(b"K", job.id))
+                self._sock.send(control.kill(job.id))
 
-    def _close_one(self, job: _Job, name: str, sel: selectors.BaseSelector) -> None:
+    def _close_one(self, job: _JobState, name: str, sel: selectors.BaseSelector) -> None:
         fd = job.fds.pop(name, None)
         if fd is None:
             return
@@ -337,11 +334,11 @@ class LocalSandbox:
         else:
             os.close(fd)
 
-    def _close_fds(self, job: _Job, sel: selectors.BaseSelector) -> None:
+    def _close_fds(self, job: _JobState, sel: selectors.BaseSelector) -> None:
         for name in list(job.fds):
             self._close_one(job, name, sel)
 
-    def _result(self, job: _Job) -> RunResult:
+    def _result(self, job: _JobState) -> RunResult:
         if job.early is not None:
             return RunResult(Status.OK, exit_code=0, records=[job.early])
         exit_ = job.exit or {}
@@ -354,30 +351,40 @@ class LocalSandbox:
             stderr=bytes(job.out.get("stderr", b"")).decode("utf-8", "replace"),
             wall_s=max(0.0, wall),
             cpu_s=float(exit_.get("cpu_s") or 0.0),
-            infra_error=job.infra,
+            records=_records(job.out.get("channel", b"")),
         )
-        for line in bytes(job.out.get("channel", b"")).splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            if type(record) is dict:
-                result.records.append(record)
-            else:
-                result.malformed_records += 1
-        if job.infra:
-            result.status = Status.CRASHED
-        elif job.killed is not None:
-            result.status = job.killed
-        elif result.exit_code == core.EXIT_MEMORY:
-            result.status = Status.MEMORY
-        elif result.signal in (signal.SIGXCPU, signal.SIGKILL) and result.cpu_s >= job.spec.limits.cpu_s - 0.5:
-            result.status = Status.TIMEOUT
-        elif result.exit_code == core.EXIT_BAD_JOB:
-            result.status, result.infra_error = Status.CRASHED, "the sandbox runner rejected the job"
-        elif result.exit_code != 0:
-            result.status = Status.CRASHED
+        result.status, result.infra_error = _outcome(job, result)
         return result
+
+
+def _records(channel: bytes | bytearray) -> list[dict[str, Any]]:
+    records = []
+    for line in bytes(channel).splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # not a record: the grader goes by the records it expects
+        if type(record) is dict:
+            records.append(record)
+    return records
+
+
+def _outcome(job: _JobState, result: RunResult) -> tuple[Status, str | None]:
+    """Why the job ended (the first cause that applies), and the sandbox's own failure
+    if that was it."""
+    if job.infra:
+        return Status.CRASHED, job.infra
+    if job.killed is not None:
+        return job.killed, None
+    if result.exit_code == core.EXIT_MEMORY:
+        return Status.MEMORY, None
+    if result.signal in (signal.SIGXCPU, signal.SIGKILL) and result.cpu_s >= job.spec.limits.cpu_s - 0.5:
+        return Status.TIMEOUT, None
+    if result.exit_code == core.EXIT_BAD_JOB:
+        return Status.CRASHED, "the sandbox runner rejected the job"
+    if result.exit_code != 0:
+        return Status.CRASHED, None
+    return Status.OK, None
 
 
 _instance: LocalSandbox | None = None

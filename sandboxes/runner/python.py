@@ -4,61 +4,30 @@
 - ``values``: evaluate each expression (the left side of `assert EXPR == LITERAL`; the
   literal never comes in), record the value.
 - ``stdio``: run the program once per input in a fresh fork, record its stdout.
-- ``split``: tests that must run in here; see `sandboxes.runner.split`.
 
-In the first three the program runs in this very process (no second fork: that is what
+In all three the program runs in this very process (no second fork: that is what
 makes a run cost one fork of the zygote). It may forge records, but a record only says
 what value it produced, and the grader compares that with what it alone knows.
+Python tests that must run in here (``split``) are in `rlvr.sandboxes.runner.split`,
+which compiles its program with this module.
 """
 
 from __future__ import annotations
 
-import _signal
 import builtins
 import io
 import os
-import signal
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from types import CodeType
 from typing import Any
 
 from rlvr.sandboxes.runner import core, wire
 
-MAX_ERROR_CHARS = 2000
-
-
-class TestTimeout(BaseException):
-    """Raised by SIGALRM at a test's timeout (best effort: the program can catch it; the
-    backend's wall deadline for the whole job is the real bound)."""
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise TestTimeout()
-
-
-def set_alarm_handler() -> None:
-    # The C-level call: `signal.signal` maps the old handler to an enum, which touches
-    # (and so copies) pages of the enum machinery in every freshly forked job.
-    _signal.signal(_signal.SIGALRM, _on_alarm)
-
-
-def describe(exc: BaseException) -> str:
-    try:
-        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    except BaseException:
-        text = type(exc).__name__
-    return text[-MAX_ERROR_CHARS:]
-
-
-def _detach_stdin() -> None:
-    # fd 0 carried the job; the program gets an empty stdin instead.
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-
-
-PYTHON_MODES = ("call", "values", "stdio", "split")
+# The modes `run` handles; `split` jobs carry a Python program too (`precompile`).
+MODES = ("call", "values", "stdio")
+PROGRAM_MODES = (*MODES, "split")
 COMPILE_ERRORS = (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError)
 
 
@@ -73,19 +42,19 @@ def precompile(job: dict[str, Any]) -> dict[str, Any] | None:
     every page it touches is a copy. The code objects travel in the marshalled job.
     Returns the load-error record, with no job to run, if the program does not compile.
     Compiling runs none of the program's code."""
-    if job.get("mode") not in PYTHON_MODES or type(job.get("code")) is not str:
+    if job.get("mode") not in PROGRAM_MODES or type(job.get("code")) is not str:
         return None
     try:
         job["program"] = compile_source(job["code"], "solution.py")
     except COMPILE_ERRORS as exc:
-        return {"load": "error", "e": describe(exc)}
+        return {"load": "error", "e": core.describe(exc)}
     if job["mode"] == "values":
         compiled: list[CodeType | None] = []
         for index, expr in enumerate(job["exprs"]):
             try:
                 compiled.append(compile_source(expr, f"test_{index}", "eval"))
             except COMPILE_ERRORS:
-                compiled.append(None)  # compiled (and reported) in the job, as before
+                compiled.append(None)  # compiled again in the job, which reports the error
         job["compiled_exprs"] = compiled
     return None
 
@@ -97,34 +66,28 @@ def compile_program(job: dict[str, Any], channel: core.Channel) -> CodeType | No
     try:
         return compile_source(job["code"], "solution.py")
     except BaseException as exc:
-        channel.write({"load": "error", "e": describe(exc)})
+        channel.write({"load": "error", "e": core.describe(exc)})
         return None
 
 
 def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
-    if job["mode"] == "split":
-        from rlvr.sandboxes.runner import split
-
-        return split.run(job, priv, channel)
     priv.drop_untrusted()
-    _detach_stdin()
+    core.detach_stdin()
     program = compile_program(job, channel)
     if program is None:
         return 0
     if job["mode"] == "stdio":
         return _stdio(job, program, channel)
     ns: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
-    set_alarm_handler()
+    core.set_alarm_handler()
     try:
-        signal.setitimer(signal.ITIMER_REAL, float(job["timeout_s"]))
-        exec(program, ns)
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        with core.TimeLimit(float(job["timeout_s"])):
+            exec(program, ns)
     except MemoryError:
         channel.write({"load": "memory", "e": "MemoryError while loading the program"})
         return core.EXIT_MEMORY
     except BaseException as exc:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        channel.write({"load": "timeout" if isinstance(exc, TestTimeout) else "error", "e": describe(exc)})
+        channel.write({"load": "timeout" if isinstance(exc, core.TestTimeout) else "error", "e": core.describe(exc)})
         return 0
     channel.write({"load": "ok"})
     if job["mode"] == "call":
@@ -146,21 +109,19 @@ def resolve(ns: dict[str, Any], name: str) -> Any:
     raise NameError(f"the program defines no {name!r} (nor Solution.{name})")
 
 
-def _timed(index: int, timeout_s: float, thunk: Any, channel: core.Channel) -> None:
+def _timed(index: int, timeout_s: float, fn: Callable[..., Any], args: Sequence[Any], channel: core.Channel) -> None:
+    """Call `fn(*args)`, one test, under its time limit and record the value it returns."""
     try:
-        signal.setitimer(signal.ITIMER_REAL, timeout_s)
-        value = thunk()
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    except TestTimeout:
+        with core.TimeLimit(timeout_s):
+            value = fn(*args)
+    except core.TestTimeout:
         channel.write({"i": index, "s": "timeout"})
         return
     except MemoryError:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         channel.write({"i": index, "s": "memory"})
         return
     except BaseException as exc:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        channel.write({"i": index, "s": "error", "e": describe(exc)})
+        channel.write({"i": index, "s": "error", "e": core.describe(exc)})
         return
     try:
         channel.write({"i": index, "s": "ok", "v": wire.encode(value)})
@@ -173,10 +134,10 @@ def _call(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> Non
     try:
         fn = resolve(ns, job["fn_name"])
     except BaseException as exc:
-        channel.write({"load": "error", "e": describe(exc)})
+        channel.write({"load": "error", "e": core.describe(exc)})
         return
     for index, args in enumerate(job["inputs"]):
-        _timed(index, timeout_s, lambda args=args: fn(*args), channel)
+        _timed(index, timeout_s, fn, args, channel)
 
 
 def _values(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> None:
@@ -188,15 +149,14 @@ def _values(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> N
             try:
                 code = compile_source(expr, f"test_{index}", "eval")
             except SyntaxError as exc:
-                channel.write({"i": index, "s": "error", "e": describe(exc)})
+                channel.write({"i": index, "s": "error", "e": core.describe(exc)})
                 continue
-        _timed(index, timeout_s, lambda code=code: eval(code, ns), channel)
+        _timed(index, timeout_s, eval, (code, ns), channel)
 
 
 def _stdio(job: dict[str, Any], program: CodeType, channel: core.Channel) -> int:
-    cap = int(job["max_output"])
-
     def target() -> None:
+        # New streams on fds 0 and 1: the runner's may hold buffered data of its own.
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
         out = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
         sys.stdout = out
@@ -217,6 +177,7 @@ def _stdio(job: dict[str, Any], program: CodeType, channel: core.Channel) -> int
         sys.stderr.flush()
         os._exit(code)
 
+    cap = int(job["max_output"])
     for index, text in enumerate(job["inputs"]):
         result = core.run_child(target, text.encode(), float(job["timeout_s"]), cap)
         channel.write({"i": index, **result})

@@ -1,5 +1,5 @@
-"""Tests that must run next to the program (assert statements, HumanEval's `check`),
-without trusting the program.
+"""Mode ``split``: tests that must run next to the program (assert statements,
+HumanEval's `check`), without trusting the program.
 
 The job is split into two processes. The *program* half is forked first, before the
 test code has been read, so its memory never held a test or an expected value; it
@@ -18,10 +18,10 @@ import builtins
 import contextlib
 import json
 import os
-import signal
 import socket
 import struct
 import sys
+from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
@@ -70,66 +70,84 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 # ---------------------------------------------------------------- program half
 
 
+class _Handles:
+    """The program's objects that the test half refers to by number."""
+
+    def __init__(self) -> None:
+        self.objects: list[Any] = []
+
+    def add(self, obj: Any) -> int:
+        self.objects.append(obj)
+        return len(self.objects) - 1
+
+    def get(self, index: int, _type: str) -> Any:
+        return self.objects[index]
+
+
 def _serve(code: str, program: CodeType | None, sock: socket.socket) -> None:
-    handles: list[Any] = []
-
-    def handle(obj: Any) -> int:
-        handles.append(obj)
-        return len(handles) - 1
-
-    def lookup(index: int, _type: str) -> Any:
-        return handles[index]
-
-    def reply(value: Any) -> dict[str, Any]:
-        return {"ok": wire.encode(value, handle)}
-
+    """Load the program, send its top-level names, then answer requests until the test
+    half hangs up."""
+    handles = _Handles()
     ns: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
     try:
         exec(program if program is not None else python.compile_source(code, "solution.py"), ns)
-        names = {k: wire.encode(v, handle) for k, v in list(ns.items()) if not k.startswith("__")}
+        names = {k: wire.encode(v, handles.add) for k, v in list(ns.items()) if not k.startswith("__")}
         send_msg(sock, {"ready": names})
     except BaseException as exc:
-        send_msg(sock, {"load_error": python.describe(exc)})
+        send_msg(sock, {"load_error": core.describe(exc)})
         return
     while True:
         try:
             req = recv_msg(sock)
         except (ProgramGone, OSError, ValueError):
             return
-        try:
-            op = req["op"]
-            target = handles[req["h"]]
-            if op == "call":
-                args = wire.decode(req["a"], lookup)
-                kwargs = wire.decode(req["k"], lookup)
-                out = reply(target(*args, **kwargs))
-            elif op == "getattr":
-                out = reply(getattr(target, req["n"]))
-            elif op == "iter":
-                items = []
-                for item in target:
-                    items.append(item)
-                    if len(items) > MAX_ITER_ITEMS:
-                        raise OverflowError("iterator too long")
-                out = reply(items)
-            elif op == "len":
-                out = reply(len(target))
-            else:
-                out = {"err": "RuntimeError", "msg": f"bad op {op}", "base": True}
-        except BaseException as exc:
-            out = {"err": type(exc).__name__[:100], "msg": python.describe(exc), "base": isinstance(exc, Exception)}
+        out = _answer(req, handles)
         try:
             send_msg(sock, out)
         except (wire.Unsupported, ValueError, RecursionError) as exc:
             send_msg(sock, {"err": "TypeError", "msg": f"unsupported return value: {exc}", "base": True})
 
 
+def _answer(req: Any, handles: _Handles) -> dict[str, Any]:
+    """Carry out one request on the program's objects: the reply holds the value, or
+    the exception the program raised."""
+    try:
+        op = req["op"]
+        target = handles.objects[req["h"]]
+        if op == "call":
+            args = wire.decode(req["a"], handles.get)
+            kwargs = wire.decode(req["k"], handles.get)
+            value = target(*args, **kwargs)
+        elif op == "getattr":
+            value = getattr(target, req["n"])
+        elif op == "iter":
+            value = _items(target)
+        elif op == "len":
+            value = len(target)
+        else:
+            return {"err": "RuntimeError", "msg": f"bad op {op}", "base": True}
+        return {"ok": wire.encode(value, handles.add)}
+    except BaseException as exc:
+        return {"err": type(exc).__name__[:100], "msg": core.describe(exc), "base": isinstance(exc, Exception)}
+
+
+def _items(iterable: Any) -> list[Any]:
+    items = []
+    for item in iterable:
+        items.append(item)
+        if len(items) > MAX_ITER_ITEMS:
+            raise OverflowError("iterator too long")
+    return items
+
+
 # ---------------------------------------------------------------- test half
 
 
 class Link:
-    def __init__(self, sock: socket.socket, pid: int) -> None:
-        self.sock, self.pid, self.alive = sock, pid, True
+    """The test half's end of the program's socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self.alive = sock, True
 
     def kill(self) -> None:
         # The program half has another uid, so it cannot be signalled from here; cut
@@ -229,13 +247,11 @@ class Remote:
 
 def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
     parent_sock, child_sock = socket.socketpair()
-    pid = os.fork()
-    if pid == 0:
+    if os.fork() == 0:
         try:
             parent_sock.close()
             # The program half must never read the tests (fd 0) or write records (fd 3).
-            null = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(null, 0)
+            core.detach_stdin()
             core.close_fds_except(0, 1, 2, child_sock.fileno())
             priv.drop_untrusted()
             program = job.get("program")
@@ -244,32 +260,56 @@ def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> in
         finally:
             os._exit(0)
     child_sock.close()
-    link = Link(parent_sock, pid)
+    link = Link(parent_sock)
     try:
         priv.drop_trusted()
         tests = core.read_frame()
-        return _run_tests(job, tests, link, channel)
+        _run_tests(job, tests, link, channel)
+        return 0
     finally:
         link.kill()
 
 
-def _run_tests(job: dict[str, Any], tests: dict[str, Any], link: Link, channel: core.Channel) -> int:
+def _run_tests(job: dict[str, Any], tests: dict[str, Any], link: Link, channel: core.Channel) -> None:
     timeout_s = float(job["timeout_s"])
-    python.set_alarm_handler()
-    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    ns = _load(link, timeout_s, channel)
+    if ns is None:
+        return
+
+    def runs(source: str, filename: str) -> Callable[[], None]:
+        # Compiled inside the test's time limit, like the rest of the test.
+        return lambda: exec(python.compile_source(source, filename), ns)
+
+    if tests["kind"] == "check":
+        code = tests["test"] + f"\n\ncheck({tests['entry_point']})\n"
+        _one(0, runs(code, "test.py"), timeout_s, channel)
+        return
+    setup = tests.get("setup")
+    if setup and not _one(-1, runs(setup, "setup.py"), timeout_s, channel, quiet=True):
+        channel.write({"load": "error", "e": "test setup failed"})
+        return
+    for index, test in enumerate(tests["tests"]):
+        if not _one(index, runs(test, f"test_{index}"), timeout_s, channel) and job.get("stop_on_failure"):
+            break
+
+
+def _load(link: Link, timeout_s: float, channel: core.Channel) -> dict[str, Any] | None:
+    """Wait for the program half to load, and record how that went. The namespace for
+    the tests, holding the program's top-level names; None if it did not load."""
+    core.set_alarm_handler()
     try:
-        ready = recv_msg(link.sock)
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    except python.TestTimeout:
+        with core.TimeLimit(timeout_s):
+            ready = recv_msg(link.sock)
+    except core.TestTimeout:
         channel.write({"load": "timeout", "e": "loading the program timed out"})
-        return 0
+        return None
     except (ProgramGone, OSError, ValueError) as exc:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         channel.write({"load": "error", "e": f"program process failed to load: {exc}"})
-        return 0
-    if type(ready) is not dict or "ready" not in ready or type(ready["ready"]) is not dict:
-        channel.write({"load": "error", "e": str(ready.get("load_error", "bad hello"))[:2000]})
-        return 0
+        return None
+    if type(ready) is not dict or type(ready.get("ready")) is not dict:
+        error = ready.get("load_error", "bad hello") if type(ready) is dict else "bad hello"
+        channel.write({"load": "error", "e": str(error)[:2000]})
+        return None
     channel.write({"load": "ok"})
     ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": builtins}
     try:
@@ -277,44 +317,24 @@ def _run_tests(job: dict[str, Any], tests: dict[str, Any], link: Link, channel: 
             ns[str(name)] = wire.decode(value, link.proxy)
     except (ValueError, TypeError, KeyError, RecursionError):
         channel.write({"load": "error", "e": "malformed hello from program"})
-        return 0
-    if tests["kind"] == "check":
-        entry = tests["entry_point"]
-        code = tests["test"] + f"\n\ncheck({entry})\n"
-        _one(0, lambda: exec(python.compile_source(code, "test.py"), ns), timeout_s, channel)
-        return 0
-    if tests.get("setup"):
-        setup = tests["setup"]
-        if not _one(-1, lambda: exec(python.compile_source(setup, "setup.py"), ns), timeout_s, channel, quiet=True):
-            channel.write({"load": "error", "e": "test setup failed"})
-            return 0
-    for index, test in enumerate(tests["tests"]):
-        ok = _one(
-            index,
-            lambda test=test, index=index: exec(python.compile_source(test, f"test_{index}"), ns),
-            timeout_s,
-            channel,
-        )
-        if not ok and job.get("stop_on_failure"):
-            break
-    return 0
+        return None
+    return ns
 
 
-def _one(index: int, thunk: Any, timeout_s: float, channel: core.Channel, quiet: bool = False) -> bool:
+def _one(index: int, thunk: Callable[[], None], timeout_s: float, channel: core.Channel, quiet: bool = False) -> bool:
+    """Run one test under its time limit; record (unless `quiet`) and return whether it passed."""
     record: dict[str, Any] = {"i": index, "s": "pass"}
     try:
-        signal.setitimer(signal.ITIMER_REAL, timeout_s)
-        thunk()
-    except python.TestTimeout:
+        with core.TimeLimit(timeout_s):
+            thunk()
+    except core.TestTimeout:
         record = {"i": index, "s": "timeout"}
     except MemoryError:
         record = {"i": index, "s": "memory"}
     except AssertionError as exc:
-        record = {"i": index, "s": "fail", "e": python.describe(exc)}
+        record = {"i": index, "s": "fail", "e": core.describe(exc)}
     except BaseException as exc:
-        record = {"i": index, "s": "error", "e": python.describe(exc)}
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        record = {"i": index, "s": "error", "e": core.describe(exc)}
     if not quiet:
         channel.write(record)
     return bool(record["s"] == "pass")
