@@ -207,14 +207,3 @@ class Registry:
             "availability": availability,
             "source": loaded.source,
         }
-
-
-_default: Registry | None = None
-
-
-def default_registry() -> Registry:
-    """The process-wide registry (one per API process and per worker process)."""
-    global _default
-    if _default is None:
-        _default = Registry()
-    return _default

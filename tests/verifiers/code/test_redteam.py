@@ -96,8 +96,8 @@ PY: list[tuple[str, str, dict[str, Any]]] = [
     ),
     (
         "patch_harness",
-        "import sandboxes.runner.split as s, sandboxes.runner.python as p\n"
-        "s._one = lambda *a, **k: True\np._timed = lambda *a, **k: None\ndef f(x):\n    return -1\n",
+        "import rlvr.sandboxes.runner.split as s, rlvr.sandboxes.runner.core as c\n"
+        "s._one = lambda *a, **k: True\nc.TimeLimit = None\ndef f(x):\n    return -1\n",
         HUMANEVAL,
     ),
     (
