@@ -15,7 +15,6 @@ sys.path[:] = [p for p in sys.path if not p.rstrip("/").endswith("bench")]
 
 import argparse
 import os
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from rlvr.verifiers.base import GradeInput
 from rlvr.verifiers.format import FormatParams, FormatVerifier
+from tests.conftest import free_port, wait_ready
 
 
 def make_items(n: int) -> list[dict[str, object]]:
@@ -47,12 +47,6 @@ def in_process(items: list[dict[str, object]]) -> float:
     return time.perf_counter() - start
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--items", type=int, default=10_000)
@@ -70,14 +64,8 @@ def main() -> None:
     )
     url = f"http://127.0.0.1:{port}"
     try:
+        wait_ready(url, server)
         with httpx.Client(base_url=url, timeout=300) as client:
-            for _ in range(300):
-                try:
-                    if client.get("/readyz").status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.1)
             client.post("/v1/grade", json={"items": make_items(200)})  # warm-up
             verify_ms = 0.0
             start = time.perf_counter()

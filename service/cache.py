@@ -46,8 +46,5 @@ class MemoryCache:
             while len(self._data) > self.max_entries:
                 self._data.popitem(last=False)
 
-    def __len__(self) -> int:
-        return len(self._data)
-
     def health(self) -> dict[str, Any]:
         return {"kind": "memory", "ready": True, "entries": len(self._data), "max_entries": self.max_entries}

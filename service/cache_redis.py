@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from rlvr.service import redis_keys
+from rlvr.service.redis_conn import REDIS_ERRORS
 from rlvr.service.work import UnitResult
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ class RedisCache:
             return {}
         try:
             values = await self.client.mget([redis_keys.verdict(k) for k in keys])
-        except (RedisError, OSError) as exc:
+        except REDIS_ERRORS as exc:
             self._failed(exc)
             return {}
         found: dict[str, UnitResult] = {}
@@ -53,7 +53,7 @@ class RedisCache:
                 for key, res in results.items():
                     pipe.set(redis_keys.verdict(key), json.dumps(res.to_dict()), ex=self.ttl_s)
                 await pipe.execute()
-        except (RedisError, OSError) as exc:
+        except REDIS_ERRORS as exc:
             self._failed(exc)
 
     def _failed(self, exc: BaseException) -> None:

@@ -9,10 +9,11 @@ from other requests, and only the rest reach the dispatcher.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections import Counter as TallyCounter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ from rlvr.service.settings import Settings
 from rlvr.service.work import Unit, UnitResult, canonical_json, infrastructure_failure, prepared_key, unit_key
 from rlvr.verifiers.base import Verdict
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
-from rlvr.verifiers.registry import Registry
+from rlvr.verifiers.registry import LoadedVerifier, Registry
 
 MAX_ERRORS_LISTED = 20
 
@@ -58,7 +59,140 @@ class _PlannedItem:
     components: list[_Component]
 
 
+@dataclass(slots=True)
+class _Ref:
+    """One verifier an item names, and where it and its params are in the request."""
+
+    where: str
+    name: str
+    weight: float
+    params: Any
+    params_where: str
+
+
+@dataclass(slots=True)
+class _Checked:
+    """Params and ground truth that passed their verifier's models, as canonical JSON data."""
+
+    prep_key: str
+    params: Any
+    ground_truth: Any
+
+
+class _Planner:
+    """Turns a request's items into units, noting every error instead of stopping at the first."""
+
+    def __init__(self, registry: Registry, deadline: Callable[[float | None], float]) -> None:
+        self.registry = registry
+        self.deadline = deadline
+        self.errors: list[str] = []
+        # Items of one prompt group share params and ground truth: validate each distinct pair once.
+        self._checked: dict[tuple[str, str, str], _Checked | None] = {}
+
+    def plan(self, items: Sequence[GradeItem]) -> list[_PlannedItem]:
+        planned: list[_PlannedItem] = []
+        for index, item in enumerate(items):
+            where = f"items[{index}]"
+            refs = self._refs(where, item)
+            if refs is not None:
+                planned.append(_PlannedItem(item, self._components(where, item, refs)))
+            if len(self.errors) >= MAX_ERRORS_LISTED:
+                break
+        if self.errors:
+            shown = self.errors[:MAX_ERRORS_LISTED]
+            raise BadRequest("; ".join(shown), details={"errors": shown})
+        return planned
+
+    def _refs(self, where: str, item: GradeItem) -> list[_Ref] | None:
+        if isinstance(item.verifier, str):
+            return [_Ref(f"{where}.verifier", item.verifier, 1.0, item.params, f"{where}.params")]
+        if not item.verifier:
+            self.errors.append(f"{where}.verifier: the verifier list is empty")
+            return None
+        if item.params:
+            self.errors.append(f"{where}.params: with a list of verifiers, give params inside each entry")
+            return None
+        return [
+            _Ref(f"{where}.verifier[{j}]", ref.name, ref.weight, ref.params, f"{where}.verifier[{j}].params")
+            for j, ref in enumerate(item.verifier)
+        ]
+
+    def _components(self, where: str, item: GradeItem, refs: list[_Ref]) -> list[_Component]:
+        components: list[_Component] = []
+        # A verifier named twice scores under `name` and `name#2`.
+        seen: TallyCounter[str] = TallyCounter()
+        for ref in refs:
+            unit = self._unit(where, item, ref)
+            if unit is None:
+                continue
+            seen[ref.name] += 1
+            label = ref.name if seen[ref.name] == 1 else f"{ref.name}#{seen[ref.name]}"
+            components.append(_Component(label, ref.weight, unit))
+        return components
+
+    def _unit(self, where: str, item: GradeItem, ref: _Ref) -> Unit | None:
+        try:
+            loaded = self.registry.get(ref.name)
+        except (UnknownVerifier, PluginError) as exc:
+            self.errors.append(f"{ref.where}: {exc.message}")
+            return None
+        checked = self._check(where, item, ref, loaded)
+        if checked is None:
+            return None
+        return Unit(
+            key=unit_key(checked.prep_key, item.response),
+            prep_key=checked.prep_key,
+            verifier=ref.name,
+            params=checked.params,
+            ground_truth=checked.ground_truth,
+            prompt=item.prompt,
+            response=item.response,
+            deadline_s=self.deadline(loaded.default_deadline_s),
+        )
+
+    def _check(self, where: str, item: GradeItem, ref: _Ref, loaded: LoadedVerifier) -> _Checked | None:
+        try:
+            params_json = canonical_json(ref.params)
+            gt_json = canonical_json(item.ground_truth)
+        except (TypeError, ValueError) as exc:
+            self.errors.append(f"{where}: not JSON-serialisable: {exc}")
+            return None
+        memo_key = (ref.name, params_json, gt_json)
+        if memo_key in self._checked:
+            checked = self._checked[memo_key]
+            if checked is None:
+                self.errors.append(f"{where}: same invalid params or ground_truth as an earlier item")
+            return checked
+        valid = self._validate(where, item, ref, loaded)
+        checked = None
+        if valid is not None:
+            checked = _Checked(prepared_key(ref.name, loaded.version, params_json, gt_json), *valid)
+        self._checked[memo_key] = checked
+        return checked
+
+    def _validate(self, where: str, item: GradeItem, ref: _Ref, loaded: LoadedVerifier) -> tuple[Any, Any] | None:
+        """(params, ground truth) as JSON data once their models accept them."""
+        try:
+            params = loaded.params_adapter.validate_python(ref.params)
+        except ValidationError as exc:
+            self.errors.extend(validation_messages(ref.params_where, exc))
+            return None
+        try:
+            ground_truth = loaded.ground_truth_adapter.validate_python(item.ground_truth)
+        except ValidationError as exc:
+            self.errors.extend(validation_messages(f"{where}.ground_truth", exc))
+            return None
+        return (
+            loaded.params_adapter.dump_python(params, mode="json"),
+            loaded.ground_truth_adapter.dump_python(ground_truth, mode="json"),
+        )
+
+
 class Grader:
+    """Grades requests: plans units, admits them against `max_in_flight`, resolves each
+    distinct unit once (cache, then units in flight, then the dispatcher) and assembles
+    one result per item."""
+
     def __init__(
         self,
         settings: Settings,
@@ -88,112 +222,23 @@ class Grader:
         return min(default or self.settings.default_deadline_s, self.settings.max_deadline_s)
 
     def plan(self, request: GradeRequest) -> list[_PlannedItem]:
+        """Every item as units; BadRequest naming the items and fields when any is invalid."""
         if len(request.items) > self.settings.max_items:
             raise BadRequest(f"items: {len(request.items)} items exceed the limit of {self.settings.max_items}")
         if not request.items:
             raise BadRequest("items: at least one item is required")
-        errors: list[str] = []
-        planned: list[_PlannedItem] = []
-        # Items of one prompt group share params and ground truth: validate each distinct pair once.
-        validated: dict[tuple[str, str, str], tuple[str, Any, Any] | None] = {}
-        for index, item in enumerate(request.items):
-            where = f"items[{index}]"
-            if isinstance(item.verifier, str):
-                refs = [(f"{where}.verifier", item.verifier, 1.0, item.params, f"{where}.params")]
-            else:
-                if not item.verifier:
-                    errors.append(f"{where}.verifier: the verifier list is empty")
-                    continue
-                if item.params:
-                    errors.append(f"{where}.params: with a list of verifiers, give params inside each entry")
-                    continue
-                refs = [
-                    (f"{where}.verifier[{j}]", ref.name, ref.weight, ref.params, f"{where}.verifier[{j}].params")
-                    for j, ref in enumerate(item.verifier)
-                ]
-            components: list[_Component] = []
-            labels: TallyCounter[str] = TallyCounter()
-            for ref_where, name, weight, params, params_where in refs:
-                try:
-                    loaded = self.registry.get(name)
-                except (UnknownVerifier, PluginError) as exc:
-                    errors.append(f"{ref_where}: {exc.message}")
-                    continue
-                try:
-                    params_json = canonical_json(params)
-                    gt_json = canonical_json(item.ground_truth)
-                except (TypeError, ValueError) as exc:
-                    errors.append(f"{where}: not JSON-serialisable: {exc}")
-                    continue
-                memo_key = (name, params_json, gt_json)
-                if memo_key not in validated:
-                    validated[memo_key] = None
-                    try:
-                        params_obj = loaded.params_adapter.validate_python(params)
-                    except ValidationError as exc:
-                        errors.extend(validation_messages(params_where, exc))
-                        continue
-                    try:
-                        gt_obj = loaded.ground_truth_adapter.validate_python(item.ground_truth)
-                    except ValidationError as exc:
-                        errors.extend(validation_messages(f"{where}.ground_truth", exc))
-                        continue
-                    validated[memo_key] = (
-                        prepared_key(name, loaded.version, params_json, gt_json),
-                        loaded.params_adapter.dump_python(params_obj, mode="json"),
-                        loaded.ground_truth_adapter.dump_python(gt_obj, mode="json"),
-                    )
-                entry = validated[memo_key]
-                if entry is None:
-                    errors.append(f"{where}: same invalid params or ground_truth as an earlier item")
-                    continue
-                prep, params_clean, gt_clean = entry
-                labels[name] += 1
-                label = name if labels[name] == 1 else f"{name}#{labels[name]}"
-                unit = Unit(
-                    key=unit_key(prep, item.response),
-                    prep_key=prep,
-                    verifier=name,
-                    params=params_clean,
-                    ground_truth=gt_clean,
-                    prompt=item.prompt,
-                    response=item.response,
-                    deadline_s=self._deadline(request, loaded.default_deadline_s),
-                )
-                components.append(_Component(label, weight, unit))
-            planned.append(_PlannedItem(item, components))
-            if len(errors) >= MAX_ERRORS_LISTED:
-                break
-        if errors:
-            shown = errors[:MAX_ERRORS_LISTED]
-            raise BadRequest("; ".join(shown), details={"errors": shown})
-        return planned
+        planner = _Planner(self.registry, lambda default: self._deadline(request, default))
+        return planner.plan(request.items)
 
     # ---- grading ----------------------------------------------------------------------
 
     async def grade(self, request: GradeRequest) -> dict[str, Any]:
         started = time.perf_counter()
         planned = self.plan(request)
-        unique: dict[str, Unit] = {}
-        for p in planned:
-            for c in p.components:
-                unique.setdefault(c.unit.key, c.unit)
-        if self.in_flight_units + len(unique) > self.settings.max_in_flight:
-            self.metrics.rejected.labels("overloaded").inc()
-            raise Overloaded(
-                f"{self.in_flight_units} items in flight; this request's {len(unique)} would pass the limit "
-                f"of {self.settings.max_in_flight}",
-                retry_after_s=1.0,
-            )
-        self.in_flight_units += len(unique)
-        self.metrics.in_flight.inc(len(unique))
-        try:
+        unique = _distinct_units(planned)
+        with self._admitted(len(unique)):
             results, hits, dispatched = await self._resolve(unique)
-        finally:
-            self.in_flight_units -= len(unique)
-            self.metrics.in_flight.dec(len(unique))
         out = [self._assemble(p, results, hits) for p in planned]
-        verdicts = TallyCounter(r["verdict"] for r in out)
         return {
             "results": out,
             "stats": {
@@ -202,49 +247,76 @@ class Grader:
                 "cache_hits": len(hits),
                 "dispatched": dispatched,
                 "elapsed_ms": (time.perf_counter() - started) * 1000.0,
-                "verdicts": dict(verdicts),
+                "verdicts": dict(TallyCounter(r["verdict"] for r in out)),
             },
         }
 
+    @contextlib.contextmanager
+    def _admitted(self, units: int) -> Iterator[None]:
+        """Counts `units` as in flight while they are graded; Overloaded past the limit."""
+        if self.in_flight_units + units > self.settings.max_in_flight:
+            self.metrics.rejected.labels("overloaded").inc()
+            raise Overloaded(
+                f"{self.in_flight_units} items in flight; this request's {units} would pass the limit "
+                f"of {self.settings.max_in_flight}",
+                retry_after_s=1.0,
+            )
+        self.in_flight_units += units
+        self.metrics.in_flight.inc(units)
+        try:
+            yield
+        finally:
+            self.in_flight_units -= units
+            self.metrics.in_flight.dec(units)
+
     async def _resolve(self, unique: dict[str, Unit]) -> tuple[dict[str, UnitResult], set[str], int]:
+        """Results of every unit, the keys served from the cache, and how many were dispatched."""
         cached = await self.cache.get_many(unique)
-        self.metrics.cache_hits.inc(len(cached))
-        self.metrics.cache_misses.inc(len(unique) - len(cached))
+        self.metrics.cache_lookups(hits=len(cached), misses=len(unique) - len(cached))
         results: dict[str, UnitResult] = dict(cached)
-        waiting: dict[str, asyncio.Future[UnitResult]] = {}
-        mine: list[Unit] = []
-        loop = asyncio.get_running_loop()
-        for key, unit in unique.items():
-            if key in results:
-                continue
-            other = self._in_flight.get(key)
-            if other is not None:
-                waiting[key] = other
-            else:
-                self._in_flight[key] = loop.create_future()
-                mine.append(unit)
+        mine, waiting = self._join_in_flight(u for k, u in unique.items() if k not in cached)
         try:
             if mine:
-                fresh = await self.dispatcher.run(mine)
-                for unit, res in zip(mine, fresh, strict=True):
-                    results[unit.key] = res
-                    self.metrics.items.labels(unit.verifier, res.verdict).inc()
-                    self.metrics.latency.labels(unit.verifier).observe(res.elapsed_ms / 1000.0)
-                if not getattr(self.dispatcher, "stores_verdicts", False):
-                    await self.cache.set_many({k: r for k, r in results.items() if k not in cached and r.cacheable})
+                await self._dispatch(mine, results)
         except BaseException as exc:
             failure = infrastructure_failure(f"dispatch failed: {type(exc).__name__}: {exc}")
             for unit in mine:
                 results.setdefault(unit.key, failure)
             raise
         finally:
-            for unit in mine:
-                fut = self._in_flight.pop(unit.key, None)
-                if fut is not None and not fut.done():
-                    fut.set_result(results.get(unit.key, infrastructure_failure("dispatch did not complete")))
+            self._settle_in_flight(mine, results)
         for key, fut in waiting.items():
             results[key] = await asyncio.shield(fut)
         return results, set(cached), len(mine)
+
+    def _join_in_flight(self, units: Iterable[Unit]) -> tuple[list[Unit], dict[str, asyncio.Future[UnitResult]]]:
+        """Units this request dispatches, and futures of those another request already is."""
+        loop = asyncio.get_running_loop()
+        mine: list[Unit] = []
+        waiting: dict[str, asyncio.Future[UnitResult]] = {}
+        for unit in units:
+            other = self._in_flight.get(unit.key)
+            if other is not None:
+                waiting[unit.key] = other
+            else:
+                self._in_flight[unit.key] = loop.create_future()
+                mine.append(unit)
+        return mine, waiting
+
+    def _settle_in_flight(self, mine: list[Unit], results: dict[str, UnitResult]) -> None:
+        for unit in mine:
+            fut = self._in_flight.pop(unit.key, None)
+            if fut is not None and not fut.done():
+                fut.set_result(results.get(unit.key, infrastructure_failure("dispatch did not complete")))
+
+    async def _dispatch(self, units: list[Unit], results: dict[str, UnitResult]) -> None:
+        fresh = await self.dispatcher.run(units)
+        for unit, res in zip(units, fresh, strict=True):
+            results[unit.key] = res
+            self.metrics.items.labels(unit.verifier, res.verdict).inc()
+            self.metrics.latency.labels(unit.verifier).observe(res.elapsed_ms / 1000.0)
+        if not self.dispatcher.stores_verdicts:
+            await self.cache.set_many({u.key: r for u, r in zip(units, fresh, strict=True) if r.cacheable})
 
     @staticmethod
     def _assemble(p: _PlannedItem, results: dict[str, UnitResult], hits: set[str]) -> dict[str, Any]:
@@ -270,6 +342,15 @@ class Grader:
             "elapsed_ms": math.fsum(r.elapsed_ms for _, r in parts),
             "group": p.item.group,
         }
+
+
+def _distinct_units(planned: list[_PlannedItem]) -> dict[str, Unit]:
+    """Each distinct unit once, in order of first appearance (which also supplies its deadline)."""
+    unique: dict[str, Unit] = {}
+    for p in planned:
+        for c in p.components:
+            unique.setdefault(c.unit.key, c.unit)
+    return unique
 
 
 def _combine_verdicts(parts: list[tuple[_Component, UnitResult]]) -> str:

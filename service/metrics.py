@@ -29,3 +29,14 @@ class Metrics:
         self.dead_lettered = Gauge("rlvr_dead_lettered_entries", "Entries moved to the dead-letter stream", registry=r)
         self.cache_hit_ratio = Gauge("rlvr_cache_hit_ratio", "Cache hits / lookups since start", registry=r)
         self.rejected = Counter("rlvr_rejected_requests", "Requests refused before grading", ["reason"], registry=r)
+        self._cache_hits_total = 0
+        self._cache_lookups_total = 0
+
+    def cache_lookups(self, hits: int, misses: int) -> None:
+        """Counts verdict cache lookups and keeps the hit ratio since start current."""
+        self.cache_hits.inc(hits)
+        self.cache_misses.inc(misses)
+        self._cache_hits_total += hits
+        self._cache_lookups_total += hits + misses
+        if self._cache_lookups_total:
+            self.cache_hit_ratio.set(self._cache_hits_total / self._cache_lookups_total)

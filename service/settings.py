@@ -1,11 +1,12 @@
-"""All configuration, read once from `RLVR_*` environment variables.
+"""All configuration: `rlvr serve`/`rlvr worker` flags over `RLVR_*` environment
+variables over the defaults here, read once at start (see `cli.settings_from`); each
+component is then given what it needs.
 
 Every limit is a named default here; `rlvr serve --help` lists these fields.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Literal
 
@@ -112,11 +113,3 @@ def builtin_config(settings: Settings) -> BuiltinConfig:
             allow_weak_isolation=settings.allow_weak_isolation,
         )
     )
-
-
-@functools.lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    """Settings read from the environment once per process. The service itself reads
-    `Settings` once at start and passes what each component needs down; this is kept
-    only for code outside the service that has not made that move yet."""
-    return Settings()

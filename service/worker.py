@@ -22,17 +22,15 @@ import time
 import uuid
 from typing import Any
 
-from redis.asyncio import Redis
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import ResponseError
 
 from rlvr.service import redis_keys
 from rlvr.service.dispatch.embedded import EmbeddedDispatcher
+from rlvr.service.redis_conn import BLOCKING_READ_S, REDIS_ERRORS, as_text, redis_client
 from rlvr.service.settings import Settings, builtin_config
 from rlvr.service.work import Unit, UnitResult, infrastructure_failure
 
 log = logging.getLogger("rlvr.worker")
-
-READ_BLOCK_MS = 1000
 
 # KEYS: job stream, stats hash, then (result key, verdict key) per unit.
 # ARGV: entry id, reply list, result TTL, verdict TTL, reply TTL, then (unit key, result JSON,
@@ -68,18 +66,10 @@ RECONNECT_BACKOFF_S = 0.5
 MAX_RECONNECT_BACKOFF_S = 5.0
 
 
-def redis_client(settings: Settings, *, blocking: bool = False) -> Redis:
-    assert settings.redis_url is not None
-    timeout = settings.redis_op_timeout_s + (READ_BLOCK_MS / 1000 + 1 if blocking else 0)
-    return Redis.from_url(
-        settings.redis_url,
-        socket_timeout=timeout,
-        socket_connect_timeout=settings.redis_op_timeout_s,
-        health_check_interval=10,
-    )
-
-
 class Worker:
+    """Feeds stream entries to a pool of `processes` verifier processes, keeping up to
+    two chunks per process in hand so that none waits on a Redis round trip."""
+
     def __init__(self, settings: Settings, processes: int) -> None:
         self.settings = settings
         self.processes = processes
@@ -93,7 +83,9 @@ class Worker:
         )
         # Chunks being verified here, so that the heartbeat can keep them claimed.
         self.in_progress: set[str] = set()
-        self.slots = asyncio.Semaphore(processes * 2)
+        self.max_in_hand = processes * 2
+        # One permit per chunk this worker may hold at once (being read, verified or published).
+        self.capacity = asyncio.Semaphore(self.max_in_hand)
         self.stopping = asyncio.Event()
         self.tasks: set[asyncio.Task[None]] = set()
         self._publish_script = self.client.register_script(PUBLISH_LUA)
@@ -109,7 +101,7 @@ class Worker:
                     await self._ensure_group()
                     await self._consume()
                     backoff = RECONNECT_BACKOFF_S
-                except (RedisError, OSError) as exc:
+                except REDIS_ERRORS as exc:
                     log.warning("redis unavailable (%s); retrying in %.1fs", exc, backoff)
                     await asyncio.sleep(backoff)
                     backoff = min(backoff * 2, MAX_RECONNECT_BACKOFF_S)
@@ -132,11 +124,7 @@ class Worker:
         reclaim_every = max(0.2, self.settings.redis_reclaim_idle_s / 2)
         next_reclaim = 0.0
         while not self.stopping.is_set():
-            await self.slots.acquire()
-            free = 1
-            while not self.slots.locked() and free < self.processes * 2:
-                await self.slots.acquire()
-                free += 1
+            free = await self._acquire_capacity()
             try:
                 reclaimed: list[Any] = []
                 if time.monotonic() >= next_reclaim:
@@ -144,14 +132,7 @@ class Worker:
                     next_reclaim = time.monotonic() + reclaim_every
                 entries = [(e, True) for e in reclaimed]
                 if not entries:
-                    got = await self.client.xreadgroup(
-                        redis_keys.WORKER_GROUP,
-                        self.name,
-                        {redis_keys.JOB_STREAM: ">"},
-                        count=free,
-                        block=READ_BLOCK_MS,
-                    )
-                    entries = [(e, False) for stream in got or [] for e in stream[1]]  # type: ignore[union-attr]
+                    entries = [(e, False) for e in await self._read_new(free)]
             except ResponseError as exc:
                 self._release(free)
                 if "NOGROUP" in str(exc):  # Redis restarted empty: recreate and go on
@@ -162,12 +143,31 @@ class Worker:
                 self._release(free)
                 raise
             for (entry_id, fields), was_reclaimed in entries[:free]:
-                self._spawn(_s(entry_id), fields, was_reclaimed)
+                self._spawn(as_text(entry_id), fields, was_reclaimed)
             self._release(free - len(entries[:free]))
+
+    async def _acquire_capacity(self) -> int:
+        """Waits for room for one chunk, then takes what else is free right now."""
+        await self.capacity.acquire()
+        free = 1
+        while not self.capacity.locked() and free < self.max_in_hand:
+            await self.capacity.acquire()
+            free += 1
+        return free
 
     def _release(self, n: int) -> None:
         for _ in range(n):
-            self.slots.release()
+            self.capacity.release()
+
+    async def _read_new(self, count: int) -> list[Any]:
+        got = await self.client.xreadgroup(
+            redis_keys.WORKER_GROUP,
+            self.name,
+            {redis_keys.JOB_STREAM: ">"},
+            count=count,
+            block=int(BLOCKING_READ_S * 1000),
+        )
+        return [e for stream in got or [] for e in stream[1]]  # type: ignore[union-attr]
 
     def _spawn(self, entry_id: str, fields: dict[Any, Any], reclaimed: bool) -> None:
         task = asyncio.create_task(self._handle(entry_id, fields, reclaimed))
@@ -198,7 +198,7 @@ class Worker:
     async def _handle(self, entry_id: str, raw_fields: dict[Any, Any], reclaimed: bool) -> None:
         self.in_progress.add(entry_id)
         try:
-            fields = {_s(k): _s(v) for k, v in raw_fields.items()}
+            fields = {as_text(k): as_text(v) for k, v in raw_fields.items()}
             reply = fields.get("reply", "")
             try:
                 units = [Unit.from_dict(d) for d in json.loads(fields["units"])]
@@ -217,12 +217,12 @@ class Worker:
                 return
             results = await self.pool.run(units)
             await self._publish(entry_id, reply, units, results)
-        except (RedisError, OSError) as exc:
+        except REDIS_ERRORS as exc:
             # Unacknowledged: another worker (or this one) reclaims the entry later.
             log.warning("could not finish entry %s: %s", entry_id, exc)
         finally:
             self.in_progress.discard(entry_id)
-            self.slots.release()
+            self.capacity.release()
 
     async def _publish(self, entry_id: str, reply: str, units: list[Unit], results: list[UnitResult]) -> None:
         """One round trip: store each result once, cache, reply to the owner, ack."""
@@ -249,7 +249,7 @@ class Worker:
             await asyncio.sleep(interval)
             if not self.in_progress:
                 continue
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(*REDIS_ERRORS):
                 await self.client.xclaim(
                     redis_keys.JOB_STREAM,
                     redis_keys.WORKER_GROUP,
@@ -258,10 +258,6 @@ class Worker:
                     message_ids=list(self.in_progress),
                     justid=True,
                 )
-
-
-def _s(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def run_worker(settings: Settings, processes: int) -> None:

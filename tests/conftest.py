@@ -1,4 +1,5 @@
 """Fixtures that start real services: an `rlvr serve` subprocess, installed plugins.
+The process helpers (`free_port`, `wait_ready`, `terminate`) serve the benchmarks too.
 
 In CI (`CI=true`) a missing service fails the test instead of skipping it.
 """
@@ -55,6 +56,18 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes] | None, timeout_s: float 
     raise RuntimeError(f"{url} not ready after {timeout_s}s")
 
 
+def terminate(proc: subprocess.Popen[bytes], timeout_s: float = 15.0) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `timeout_s`."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.fixture(scope="session")
 def plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example plugin and the misbehaving test plugins, really pip-installed."""
@@ -101,13 +114,7 @@ class Server:
             raise
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc)
 
 
 @pytest.fixture(scope="session")
@@ -197,9 +204,4 @@ class WorkerProcess:
             self.proc.wait()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        terminate(self.proc)

@@ -9,6 +9,12 @@ from rlvr.service.work import Unit, UnitResult
 
 
 class Dispatcher(Protocol):
+    @property
+    def stores_verdicts(self) -> bool:
+        """True when the workers write cacheable results into the verdict cache
+        themselves, so the grader must not write them again."""
+        ...
+
     async def start(self) -> None: ...
 
     async def close(self) -> None: ...
@@ -19,4 +25,9 @@ class Dispatcher(Protocol):
 
     def health(self) -> dict[str, Any]:
         """State for /readyz; `ready` says whether it can take work."""
+        ...
+
+    async def stream_stats(self) -> dict[str, Any] | None:
+        """State of the job stream for /readyz and /metrics, or None without one.
+        `ready` is false when the stream could not be read."""
         ...

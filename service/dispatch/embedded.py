@@ -4,16 +4,19 @@ Workers are started through a multiprocessing *forkserver* (a clean single-threa
 parent that has pre-imported the verifiers), never forked from the threaded server, so
 replacing a killed worker costs a fork, not an interpreter start.
 
-Each worker process is driven by one thread here. The thread sends a chunk of units
-and the worker answers one result per unit, in order; the deadline of unit k starts
-when the result of unit k-1 arrives, so queueing never counts against an item. When a
-unit passes its deadline the thread SIGKILLs the worker, records `timeout`, starts a
+Each worker process builds its own verifier registry from the `BuiltinConfig` the
+dispatcher was given, and is driven by one thread here. The thread sends a chunk of
+units; the worker answers with the chunk's results, in order, and meanwhile reports in
+shared memory which unit it is on and since when, so the deadline of a unit runs from
+when the worker starts it and queueing never counts against an item. When a unit
+passes its deadline the thread SIGKILLs the worker, records `timeout`, starts a
 replacement and carries on with the rest of the chunk.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing as mp
 import os
@@ -60,20 +63,22 @@ def _worker_main(conn: Connection, progress: Any, max_rss_mb: int, config: Built
 
 
 @dataclass
-class _Job:
+class _Chunk:
+    """Units sent to one worker process at once, and where their results go."""
+
     units: list[Unit]
     done: Callable[[list[UnitResult]], None]
 
 
-class _Slot:
-    """One worker process and the thread that feeds it."""
+class _Worker:
+    """One worker process and the thread that feeds it chunks."""
 
     def __init__(self, pool: EmbeddedDispatcher, index: int) -> None:
         self.pool = pool
         self.index = index
         self.process: Any = None
         self.conn: Connection | None = None
-        self.busy_since: float | None = None
+        self.progress: Any = None
         self.thread = threading.Thread(target=self._loop, name=f"rlvr-worker-{index}", daemon=True)
 
     def spawn(self) -> None:
@@ -119,15 +124,15 @@ class _Slot:
 
     def _loop(self) -> None:
         while True:
-            job = self.pool.jobs.get()
-            if job is None:
+            chunk = self.pool.chunks.get()
+            if chunk is None:
                 return
             try:
-                results = self._run(job.units)
-            except Exception as exc:  # the pool itself broke: every unit of the job is masked
-                log.exception("worker slot %d failed", self.index)
-                results = [infrastructure_failure(f"worker pool failure: {exc}") for _ in job.units]
-            job.done(results)
+                results = self._run(chunk.units)
+            except Exception as exc:  # the pool itself broke: every unit of the chunk is masked
+                log.exception("verifier worker %d failed", self.index)
+                results = [infrastructure_failure(f"worker pool failure: {exc}") for _ in chunk.units]
+            chunk.done(results)
 
     def _run(self, units: list[Unit]) -> list[UnitResult]:
         results: list[UnitResult | None] = [None] * len(units)
@@ -136,7 +141,6 @@ class _Slot:
             conn = self._ensure()
             self.progress[0], self.progress[1] = -1.0, time.monotonic()
             conn.send([units[i] for i in todo])
-            self.busy_since = time.monotonic()
             failed_at, failure = self._wait(conn, [units[i] for i in todo])
             if failure is None:
                 for i, res in zip(todo, failed_at, strict=True):
@@ -147,7 +151,6 @@ class _Slot:
                 # verdict, and the others (cheap, deterministic) run again on a fresh worker.
                 results[todo[failed_at]] = failure
                 todo = todo[:failed_at] + todo[failed_at + 1 :]
-        self.busy_since = None
         return [r if r is not None else infrastructure_failure("unit lost") for r in results]
 
     def _wait(self, conn: Connection, sent: list[Unit]) -> tuple[Any, UnitResult | None]:
@@ -185,6 +188,11 @@ class _Slot:
 
 
 class EmbeddedDispatcher:
+    """Verifies units on `workers` local processes, `chunk_size` units at a time."""
+
+    # Results come back to the grader, which caches them.
+    stores_verdicts = False
+
     def __init__(
         self,
         *,
@@ -199,8 +207,8 @@ class EmbeddedDispatcher:
         self.chunk_size = chunk_size
         self.max_rss_mb = max_rss_mb
         self.ctx = mp.get_context("forkserver")
-        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self.slots: list[_Slot] = []
+        self.chunks: queue.SimpleQueue[_Chunk | None] = queue.SimpleQueue()
+        self.handles: list[_Worker] = []
         self.closing = False
         self.restarts: dict[str, int] = {"deadline": 0, "crashed": 0}
         self._restart_hook = on_restart
@@ -214,33 +222,31 @@ class EmbeddedDispatcher:
 
     async def start(self) -> None:
         self.ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
-        self.slots = [_Slot(self, i) for i in range(self.workers)]
+        self.handles = [_Worker(self, i) for i in range(self.workers)]
         loop = asyncio.get_running_loop()
 
         # Spawning goes through the forkserver, whose first start imports the verifiers.
         def spawn_all() -> None:
-            for slot in self.slots:
-                slot.spawn()
+            for handle in self.handles:
+                handle.spawn()
 
         await loop.run_in_executor(None, spawn_all)
-        for slot in self.slots:
-            slot.thread.start()
+        for handle in self.handles:
+            handle.thread.start()
 
     async def close(self) -> None:
         self.closing = True
-        for _ in self.slots:
-            self.jobs.put(None)
+        for _ in self.handles:
+            self.chunks.put(None)
         loop = asyncio.get_running_loop()
 
         def stop() -> None:
-            for slot in self.slots:
-                slot.thread.join(timeout=SHUTDOWN_GRACE_S)
-                if slot.conn is not None:
-                    try:
-                        slot.conn.send(None)
-                    except OSError:
-                        pass
-                slot.kill()
+            for handle in self.handles:
+                handle.thread.join(timeout=SHUTDOWN_GRACE_S)
+                if handle.conn is not None:
+                    with contextlib.suppress(OSError):
+                        handle.conn.send(None)
+                handle.kill()
 
         await loop.run_in_executor(None, stop)
 
@@ -260,22 +266,25 @@ class EmbeddedDispatcher:
                 loop.call_soon_threadsafe(_resolve, fut, results)
 
             futures.append(fut)
-            self.jobs.put(_Job(list(units[start : start + size]), done))
+            self.chunks.put(_Chunk(list(units[start : start + size]), done))
         out: list[UnitResult] = []
         for chunk in await asyncio.gather(*futures):
             out.extend(chunk)
         return out
 
     def health(self) -> dict[str, Any]:
-        alive = sum(1 for s in self.slots if s.alive())
+        alive = sum(1 for h in self.handles if h.alive())
         return {
             "kind": "embedded",
-            "ready": bool(self.slots) and alive > 0 and not self.closing,
+            "ready": bool(self.handles) and alive > 0 and not self.closing,
             "workers": self.workers,
             "workers_alive": alive,
             "restarts": dict(self.restarts),
-            "queued_jobs": self.jobs.qsize(),
+            "queued_jobs": self.chunks.qsize(),
         }
+
+    async def stream_stats(self) -> None:
+        return None
 
 
 def _resolve(fut: asyncio.Future[list[UnitResult]], results: list[UnitResult]) -> None:

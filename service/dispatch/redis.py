@@ -15,19 +15,18 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from rlvr.service import redis_keys
 from rlvr.service.errors import BackendUnavailable, Overloaded
+from rlvr.service.redis_conn import BLOCKING_READ_S, REDIS_ERRORS, as_text
 from rlvr.service.work import Unit, UnitResult, infrastructure_failure
 
 log = logging.getLogger(__name__)
 
-READER_BLOCK_S = 1.0
 RECONNECT_BACKOFF_S = 0.2
 FOLLOWER_POLL_S = 0.05
 
@@ -73,26 +72,25 @@ class RedisDispatcher:
     async def _read_replies(self) -> None:
         while True:
             try:
-                popped = await self.reader_client.blpop([self.reply_key], timeout=READER_BLOCK_S)
+                popped = await self.reader_client.blpop([self.reply_key], timeout=BLOCKING_READ_S)
                 self.connected = True
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError) as exc:
+            except REDIS_ERRORS as exc:
                 self._lost(exc)
                 await asyncio.sleep(RECONNECT_BACKOFF_S)
                 continue
-            if popped is None:
-                continue
-            try:
-                message = json.loads(popped[1])
-                results = message["results"]
-            except (ValueError, KeyError, TypeError):
-                log.error("malformed reply on %s", self.reply_key)
-                continue
-            for key, raw in results.items():
-                fut = self._waiting.get(key)
-                if fut is not None and not fut.done():
-                    fut.set_result(UnitResult.from_dict(raw))
+            if popped is not None:
+                self._resolve_reply(popped[1])
+
+    def _resolve_reply(self, raw_message: bytes | str) -> None:
+        try:
+            results = json.loads(raw_message)["results"]
+        except (ValueError, KeyError, TypeError):
+            log.error("malformed reply on %s", self.reply_key)
+            return
+        for key, raw in results.items():
+            fut = self._waiting.get(key)
+            if fut is not None and not fut.done():
+                fut.set_result(UnitResult.from_dict(raw))
 
     def _lost(self, exc: BaseException) -> None:
         if self.connected or self.last_error is None:
@@ -106,6 +104,15 @@ class RedisDispatcher:
         for fut in self._waiting.values():
             if not fut.done():
                 fut.set_exception(exc)
+
+    @contextlib.contextmanager
+    def _redis_needed(self) -> Iterator[None]:
+        """For the steps a request cannot do without: Redis out of reach fails it (503)."""
+        try:
+            yield
+        except REDIS_ERRORS as exc:
+            self._lost(exc)
+            raise BackendUnavailable(f"Redis unavailable: {self.last_error}") from exc
 
     # ---- dispatch ---------------------------------------------------------------------
 
@@ -124,21 +131,18 @@ class RedisDispatcher:
             for key in futures:
                 self._waiting.pop(key, None)
             if leaders:
-                with contextlib.suppress(RedisError, OSError):
+                with contextlib.suppress(*REDIS_ERRORS):
                     await self.client.delete(*(redis_keys.in_flight(u.key) for u in leaders))
         return results
 
     async def _claim(self, units: Sequence[Unit]) -> tuple[list[Unit], list[Unit]]:
         """Split into units this replica sends and units another replica already sent."""
-        try:
+        ttl = max(1, int(self.result_timeout_s))
+        with self._redis_needed():
             async with self.client.pipeline(transaction=False) as pipe:
                 for u in units:
-                    ttl = max(1, int(self.result_timeout_s))
                     pipe.set(redis_keys.in_flight(u.key), self.replica, nx=True, ex=ttl)
                 claimed = await pipe.execute()
-        except (RedisError, OSError) as exc:
-            self._lost(exc)
-            raise BackendUnavailable(f"Redis unavailable: {self.last_error}") from exc
         leaders = [u for u, ok in zip(units, claimed, strict=True) if ok]
         followers = [u for u, ok in zip(units, claimed, strict=True) if not ok]
         return leaders, followers
@@ -146,7 +150,7 @@ class RedisDispatcher:
     async def _enqueue(self, units: list[Unit]) -> None:
         if not units:
             return
-        try:
+        with self._redis_needed():
             depth = await self.client.xlen(redis_keys.JOB_STREAM)
             if depth >= self.max_queue:
                 raise Overloaded(
@@ -164,9 +168,6 @@ class RedisDispatcher:
                         },
                     )
                 await pipe.execute()
-        except (RedisError, OSError) as exc:
-            self._lost(exc)
-            raise BackendUnavailable(f"Redis unavailable: {self.last_error}") from exc
 
     async def _collect(
         self,
@@ -195,15 +196,12 @@ class RedisDispatcher:
         got: dict[str, UnitResult] = {}
         while pending and time.monotonic() < deadline:
             keys = list(pending)
-            try:
+            with self._redis_needed():
                 async with self.client.pipeline(transaction=False) as pipe:
                     for k in keys:
                         pipe.get(redis_keys.result(k))
                         pipe.exists(redis_keys.in_flight(k))
                     replies = await pipe.execute()
-            except (RedisError, OSError) as exc:
-                self._lost(exc)
-                raise BackendUnavailable(f"Redis unavailable: {self.last_error}") from exc
             orphans: list[Unit] = []
             for i, k in enumerate(keys):
                 raw, held = replies[2 * i], replies[2 * i + 1]
@@ -226,9 +224,9 @@ class RedisDispatcher:
             dead = await self.client.xlen(redis_keys.DEAD_LETTER_STREAM)
             groups = await self.client.xinfo_groups(redis_keys.JOB_STREAM) if depth or dead else []
             stats = await self.client.hgetall(redis_keys.STATS)
-        except (RedisError, OSError) as exc:
+        except REDIS_ERRORS as exc:
             return {"ready": False, "error": f"{type(exc).__name__}: {exc}"}
-        group = next((g for g in groups if _s(g.get("name")) == redis_keys.WORKER_GROUP), {})
+        group = next((g for g in groups if as_text(g.get("name")) == redis_keys.WORKER_GROUP), {})
         return {
             "ready": True,
             "queue_depth": depth,
@@ -236,7 +234,7 @@ class RedisDispatcher:
             "lag": int(group.get("lag", 0) or 0),
             "consumers": int(group.get("consumers", 0) or 0),
             "dead_letter_depth": dead,
-            "counters": {_s(k): int(v) for k, v in stats.items() if _s(k).isidentifier()},
+            "counters": {as_text(k): int(v) for k, v in stats.items() if as_text(k).isidentifier()},
         }
 
     def health(self) -> dict[str, Any]:
@@ -247,7 +245,3 @@ class RedisDispatcher:
             "waiting_units": len(self._waiting),
             "last_error": self.last_error,
         }
-
-
-def _s(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

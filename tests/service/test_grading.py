@@ -21,6 +21,8 @@ from rlvr.verifiers.registry import Registry
 class InlineDispatcher:
     """Runs units in this process; counts what it was asked to do."""
 
+    stores_verdicts = False
+
     def __init__(self, delay_s: float = 0.0) -> None:
         self.runner = UnitRunner(Registry(use_entry_points=False))
         self.calls: list[int] = []
@@ -37,6 +39,9 @@ class InlineDispatcher:
 
     def health(self) -> dict[str, Any]:
         return {"ready": True}
+
+    async def stream_stats(self) -> None:
+        return None
 
 
 def make(max_in_flight: int = 1000, delay_s: float = 0.0) -> tuple[Grader, InlineDispatcher]:

@@ -1,0 +1,69 @@
+"""HTTP plumbing below the routes: the JSON every answer is written in, the error
+body, and the request-size limit."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from rlvr.service.errors import HTTP_STATUS, PayloadTooLarge
+
+
+class StrictJSONResponse(JSONResponse):
+    """JSON that can never carry NaN or Infinity."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+def error_response(status: int, code: str, message: str, details: Any = None, headers: Any = None) -> Response:
+    body = {"error": {"code": code, "message": message, "details": details}}
+    return StrictJSONResponse(body, status_code=status, headers=headers)
+
+
+class BodyLimit:
+    """Refuses bodies over the byte limit, whether or not Content-Length is honest."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self._declared_length(scope) > self.max_bytes:
+            response = error_response(413, HTTP_STATUS[PayloadTooLarge][1], self._message())
+            await response(scope, receive, send)
+            return
+        seen = 0
+
+        async def counting_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise PayloadTooLarge(self._message())
+            return message
+
+        await self.app(scope, counting_receive, send)
+
+    @staticmethod
+    def _declared_length(scope: Scope) -> int:
+        """The largest Content-Length declared; 0 when none is, or none is a number."""
+        declared = [_int_or_zero(v) for name, v in scope.get("headers", []) if name == b"content-length"]
+        return max(declared, default=0)
+
+    def _message(self) -> str:
+        return f"body: request exceeds the limit of {self.max_bytes} bytes"
+
+
+def _int_or_zero(value: bytes) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return 0

@@ -1,0 +1,43 @@
+"""The embedded pool: worker processes build their verifiers from the config they are given."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from rlvr.sandboxes import SandboxUnavailable, get_sandbox
+from rlvr.service.dispatch.embedded import EmbeddedDispatcher
+from rlvr.service.work import Unit, UnitResult, canonical_json, prepared_key, unit_key
+from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
+from rlvr.verifiers.registry import Registry
+
+
+def code_unit() -> Unit:
+    params, ground_truth = {}, {"tests": ["assert f(1) == 1"]}
+    version = Registry(use_entry_points=False).get("code").version
+    prep = prepared_key("code", version, canonical_json(params), canonical_json(ground_truth))
+    response = "```python\ndef f(x):\n    return x\n```"
+    return Unit(unit_key(prep, response), prep, "code", params, ground_truth, "", response, 30.0)
+
+
+async def grade_one(config: BuiltinConfig, unit: Unit) -> UnitResult:
+    pool = EmbeddedDispatcher(config=config, workers=1, chunk_size=1, max_rss_mb=2048)
+    await pool.start()
+    try:
+        [result] = await pool.run([unit])
+    finally:
+        await pool.close()
+    return result
+
+
+def test_workers_use_the_sandbox_policy_they_were_given() -> None:
+    try:
+        get_sandbox("docker")
+    except SandboxUnavailable:
+        pass
+    else:
+        pytest.skip("the docker backend is available here, so it would not refuse")
+    # Nothing in the environment names docker: only the config reaches the worker.
+    result = asyncio.run(grade_one(BuiltinConfig(SandboxPolicy(backend="docker")), code_unit()))
+    assert result.mask and "sandbox unavailable" in result.reason, result
