@@ -30,10 +30,10 @@ test: $(VENV)/.dev-$(DEPS_HASH)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.dev-$(DEPS_HASH)
-	$(PY) bench/service.py
-	$(PY) bench/math_grading.py
-	$(PY) bench/sandbox.py
-	$(PY) bench/scale.py
+	$(PY) -m bench.service
+	$(PY) -m bench.math_grading
+	$(PY) -m bench.sandbox
+	$(PY) -m bench.scale
 
 openapi: $(VENV)/.run-$(DEPS_HASH)
 	$(VENV)/bin/rlvr openapi -o openapi.yaml

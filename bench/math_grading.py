@@ -12,7 +12,7 @@ identical responses graded once) and uncached (every cache cleared before each
 item). Math-Verify is run the way TRL and open-r1 call it: `parse` the gold, `parse`
 the response, `verify`.
 
-    .venv/bin/python bench/math_grading.py --items 2000
+    .venv/bin/python -m bench.math_grading --items 2000
 """
 
 from __future__ import annotations
@@ -139,16 +139,24 @@ _EXPRESSIONS: list[tuple[str, list[str], list[str]]] = [
 _STRUCTURES: list[tuple[str, list[str], list[str]]] = [
     ("(-\\infty, 3)", ["x < 3", "(-\\infty,3)", "\\left(-\\infty, 3\\right)"], ["(-\\infty, 3]", "x > 3"]),
     ("[2, 5)", ["2 \\le x < 5", "[2,5)"], ["(2, 5)", "[2, 5]"]),
-    ("(-\\infty,-1] \\cup [3,\\infty)", ["x \\le -1 \\text{ or } x \\ge 3", "(-\\infty, -1]\\cup[3, \\infty)"],
-     ["[-1, 3]", "(-\\infty,-1) \\cup (3,\\infty)"]),
+    (
+        "(-\\infty,-1] \\cup [3,\\infty)",
+        ["x \\le -1 \\text{ or } x \\ge 3", "(-\\infty, -1]\\cup[3, \\infty)"],
+        ["[-1, 3]", "(-\\infty,-1) \\cup (3,\\infty)"],
+    ),
     ("-2, 3", ["3, -2", "x = -2 \\text{ or } x = 3", "-2,3"], ["-2", "2, -3"]),
     ("\\{1, 2, 4\\}", ["\\{4, 2, 1\\}", "1, 2, 4"], ["\\{1, 2\\}", "\\{1, 2, 3\\}"]),
     ("(1, -2)", ["(1,-2)", "\\left(1, -2\\right)"], ["(-2, 1)", "(1, 2)"]),
-    ("\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}",
-     ["\\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}", "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}"],
-     ["\\begin{pmatrix} 1 & 3 \\\\ 2 & 4 \\end{pmatrix}"]),
-    ("\\begin{pmatrix} 2 \\\\ -1 \\end{pmatrix}", ["\\begin{pmatrix}2\\\\-1\\end{pmatrix}", "(2, -1)"],
-     ["\\begin{pmatrix} -1 \\\\ 2 \\end{pmatrix}"]),
+    (
+        "\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}",
+        ["\\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}", "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}"],
+        ["\\begin{pmatrix} 1 & 3 \\\\ 2 & 4 \\end{pmatrix}"],
+    ),
+    (
+        "\\begin{pmatrix} 2 \\\\ -1 \\end{pmatrix}",
+        ["\\begin{pmatrix}2\\\\-1\\end{pmatrix}", "(2, -1)"],
+        ["\\begin{pmatrix} -1 \\\\ 2 \\end{pmatrix}"],
+    ),
     ("\\frac{1}{2}, -3", ["-3, \\frac12", "-3, 0.5"], ["\\frac{1}{2}", "-\\frac{1}{2}, 3"]),
 ]
 

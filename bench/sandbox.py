@@ -1,7 +1,7 @@
 """Sandbox throughput: isolated runs/s of a trivial Python test against a fresh
 `python -c` per run, then HumanEval graded end to end through HTTP.
 
-    .venv/bin/python bench/sandbox.py [--runs 2000] [--procs 2] [--skip-http]
+    .venv/bin/python -m bench.sandbox [--runs 2000] [--procs 2] [--skip-http]
 
 Isolated runs use one client process per core, each with its own zygote (as verifier
 workers do), submitting jobs concurrently.
@@ -9,28 +9,21 @@ workers do), submitting jobs concurrently.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# Run as a script, this folder comes first on sys.path, where bench/math.py would
-# shadow the standard library's `math`.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-
 import argparse
 import json
 import os
 import socket
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 CODE = "def add(a, b):\n    return a + b\n"
 EXPR = "add(1, 2)"
@@ -56,7 +49,11 @@ def isolated(runs: int, procs: int) -> tuple[float, int, str]:
     per = runs // procs
     children = [
         subprocess.Popen(
-            [sys.executable, __file__, "--client", str(per)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [sys.executable, "-m", "bench.sandbox", "--client", str(per)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for _ in range(procs)
     ]
@@ -94,8 +91,7 @@ def _free_port() -> int:
 def humaneval_http(batch: int) -> tuple[float, int, int]:
     import httpx
 
-    sys.path.insert(0, str(ROOT / "tests" / "verifiers" / "code"))
-    from humaneval_data import canonical, ground_truth, load_problems
+    from tests.verifiers.code.humaneval_data import canonical, ground_truth, load_problems
 
     items = [
         {

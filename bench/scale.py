@@ -1,31 +1,26 @@
 """Scale-out over Redis: items/s with 1, 2 and 4 `rlvr worker` processes, and the
 per-item cost of the Redis path against embedded mode on the same items.
 
-    python bench/scale.py [--items 6000] [--batch 1000]
+    python -m bench.scale [--items 6000] [--batch 1000]
 
 Starts its own redis-server (must be on PATH), API and workers on free ports.
 """
 
 from __future__ import annotations
 
-import sys
-
-# bench/math.py would shadow the stdlib `math` for scripts run from this folder.
-sys.path[:] = [p for p in sys.path if not p.rstrip("/").endswith("bench")]
-
 import argparse
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tests.services import free_port, terminate, wait_ready
 
-from tests.conftest import free_port, terminate, wait_ready
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def items(n: int, tag: str) -> list[dict[str, object]]:

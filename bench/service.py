@@ -3,30 +3,25 @@
 Prints items/s through a real `rlvr serve`, beside the same items verified in one
 process with no service at all (the anchor), and the API overhead per item in µs.
 
-    python bench/service.py [--items 10000] [--batch 1000] [--workers N]
+    python -m bench.service [--items 10000] [--batch 1000] [--workers N]
 """
 
 from __future__ import annotations
 
-import sys
-
-# bench/math.py would shadow the stdlib `math` for scripts run from this folder.
-sys.path[:] = [p for p in sys.path if not p.rstrip("/").endswith("bench")]
-
 import argparse
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
 from rlvr.verifiers.base import GradeInput
 from rlvr.verifiers.format import FormatParams, FormatVerifier
-from tests.conftest import free_port, wait_ready
+from tests.services import free_port, wait_ready
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_items(n: int) -> list[dict[str, object]]:

@@ -144,8 +144,8 @@ class UnitRunner:
             return hit
         params = loaded.params_adapter.validate_python(unit.params)
         ground_truth = loaded.ground_truth_adapter.validate_python(unit.ground_truth)
-        if loaded.has_prepare:
-            ground_truth = loaded.instance.prepare(params, ground_truth)  # type: ignore[attr-defined]
+        if loaded.prepare is not None:
+            ground_truth = loaded.prepare(params, ground_truth)
         self._prepared[unit.prep_key] = (params, ground_truth)
         if len(self._prepared) > PREPARED_CACHE_ENTRIES:
             self._prepared.popitem(last=False)

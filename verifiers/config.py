@@ -8,7 +8,8 @@ from typing import Literal
 
 from rlvr.sandboxes.base import IsolationLevel
 
-SandboxBackend = Literal["local", "docker"]
+# "docker" joins when the Docker backend lands.
+SandboxBackend = Literal["local"]
 DEFAULT_SANDBOX_BACKEND: SandboxBackend = "local"
 DEFAULT_MIN_ISOLATION: IsolationLevel = "namespaces"
 

@@ -62,10 +62,6 @@ class LoadedVerifier:
     def version(self) -> str:
         return self.instance.version
 
-    @property
-    def has_prepare(self) -> bool:
-        return self.prepare is not None
-
 
 def _load_target(target: str) -> Any:
     module_name, _, attr = target.partition(":")

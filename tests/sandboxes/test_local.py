@@ -14,7 +14,7 @@ from rlvr.sandboxes import Limits, RunSpec, Status
 from rlvr.sandboxes.base import ISOLATION_LEVELS
 from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
 from rlvr.sandboxes.runner import wire
-from tests.conftest import require
+from tests.services import require
 
 
 def call_job(code: str, inputs: list[list[Any]] | None = None, fn: str = "f", **extra: Any) -> dict[str, Any]:

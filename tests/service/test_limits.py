@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import Server
+from tests.services import Server
 
 OK = {"response": "<think>a</think><answer>b</answer>", "verifier": "format"}
 

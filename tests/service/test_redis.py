@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from rlvr.service import redis_keys
-from tests.conftest import RedisServer, Server, WorkerProcess
+from tests.services import RedisServer, Server, WorkerProcess
 
 THINK = "<think>t</think><answer>a</answer>"
 FAST = {"redis_reclaim_idle_s": "2", "redis_op_timeout_s": "2"}

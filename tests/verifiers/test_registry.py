@@ -109,8 +109,8 @@ def test_optional_capabilities_are_recognised_at_load(monkeypatch: pytest.Monkey
     reg = make(monkeypatch, {"bare": f"{fake_module}:Bare", "hooked": f"{fake_module}:Hooked"})
     bare, hooked = reg.get("bare"), reg.get("hooked")
     assert (bare.description, bare.default_deadline_s, bare.prepare, bare.availability) == ("", None, None, None)
-    assert not bare.has_prepare
-    assert hooked.has_prepare and hooked.prepare is not None and hooked.prepare(NoParams(), 4) == 8
+    assert bare.prepare is None
+    assert hooked.prepare is not None and hooked.prepare(NoParams(), 4) == 8
     assert hooked.availability is not None and hooked.availability()["why"] == "no toolchain"
     described = {d["name"]: d for d in reg.describe()}
     assert described["bare"]["description"] == "" and described["bare"]["available"] is True

@@ -8,7 +8,7 @@ from pydantic import TypeAdapter
 from rlvr.sandboxes.local.client import get_local_sandbox
 from rlvr.verifiers.base import GradeInput, Outcome
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
-from tests.conftest import require
+from tests.services import require
 
 _GT: TypeAdapter[Any] = TypeAdapter(GroundTruth)
 _VERIFIER = CodeVerifier()

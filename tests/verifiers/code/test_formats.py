@@ -9,7 +9,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from rlvr.verifiers.code import GroundTruth
 from rlvr.verifiers.code.extract import extract_code
-from tests.conftest import in_ci
+from tests.services import in_ci
 from tests.verifiers.code.conftest import grade
 
 ADD = "def add(a, b):\n    return a + b\n"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes.local.isolate import UID_BASE
-from tests.conftest import in_ci
+from tests.services import in_ci
 from tests.verifiers.code.conftest import grade
 
 pytestmark = pytest.mark.usefixtures("isolated")

@@ -28,7 +28,7 @@ def grade(gold: object, response: str, **params: Any) -> Outcome:
 
 def test_registry_loads_math() -> None:
     loaded = Registry(use_entry_points=False).get("math")
-    assert loaded.has_prepare
+    assert loaded.prepare is not None
     assert loaded.default_deadline_s == 2.0
     assert "extraction" in loaded.schemas["params"]["properties"]
 

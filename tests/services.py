@@ -1,5 +1,6 @@
-"""Fixtures that start real services: an `rlvr serve` subprocess, installed plugins.
-The process helpers (`free_port`, `wait_ready`, `terminate`) serve the benchmarks too.
+"""Real services for the tests (through the fixtures in the root `conftest.py`) and the
+benchmarks: `rlvr serve` and `rlvr worker` subprocesses, a restartable redis-server,
+and the process helpers (`free_port`, `wait_ready`, `terminate`).
 
 In CI (`CI=true`) a missing service fails the test instead of skipping it.
 """
@@ -11,7 +12,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -68,32 +68,15 @@ def terminate(proc: subprocess.Popen[bytes], timeout_s: float = 15.0) -> None:
         proc.wait()
 
 
-@pytest.fixture(scope="session")
-def plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def install_plugins(target: Path) -> None:
     """The example plugin and the misbehaving test plugins, really pip-installed."""
-    target = tmp_path_factory.mktemp("plugins")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(target),
-            str(EXAMPLE_PLUGIN),
-            str(TEST_PLUGINS),
-        ],
-        check=True,
-    )
-    return target
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
+    subprocess.run([*command, "--target", str(target), str(EXAMPLE_PLUGIN), str(TEST_PLUGINS)], check=True)
 
 
 def server_env(plugin_dir: Path, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RLVR_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), str(ROOT)])
+    env["PYTHONPATH"] = str(plugin_dir)
     env.update({f"RLVR_{k.upper()}": v for k, v in settings.items()})
     return env
 
@@ -115,22 +98,6 @@ class Server:
 
     def stop(self) -> None:
         terminate(self.proc)
-
-
-@pytest.fixture(scope="session")
-def live_server(plugin_dir: Path) -> Iterator[str]:
-    """Base URL of a real `rlvr serve` subprocess with the plugins installed."""
-    server = Server(plugin_dir, "--workers", "2")
-    try:
-        yield server.url
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def http(live_server: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=live_server, timeout=120) as client:
-        yield client
 
 
 class RedisServer:
@@ -176,18 +143,6 @@ class RedisServer:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    import shutil
-
-    require(shutil.which("redis-server") is not None, "redis-server")
-    server = RedisServer(tmp_path)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class WorkerProcess:
