@@ -73,6 +73,8 @@ async def build_backends(settings: Settings, metrics: Metrics, verifier_config: 
             workers=settings.workers,
             chunk_size=settings.chunk_size,
             max_rss_mb=settings.worker_max_rss_mb,
+            stall_wall_factor=settings.stall_wall_factor,
+            stall_retries=settings.stall_retries,
             on_restart=lambda reason: metrics.worker_restarts.labels(reason).inc(),
         )
 

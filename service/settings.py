@@ -30,6 +30,8 @@ DEFAULT_CACHE_ENTRIES = 100_000
 DEFAULT_CHUNK_SIZE = 32
 DEFAULT_MAX_IN_FLIGHT = 200_000
 DEFAULT_WORKER_MAX_RSS_MB = 2048
+DEFAULT_STALL_WALL_FACTOR = 3.0
+DEFAULT_STALL_RETRIES = 1
 DEFAULT_REDIS_RECLAIM_IDLE_S = 60.0
 DEFAULT_REDIS_MAX_DELIVERIES = 3
 DEFAULT_REDIS_MAX_QUEUE = 20_000
@@ -63,6 +65,15 @@ class Settings(BaseSettings):
     )
     worker_max_rss_mb: int = Field(
         DEFAULT_WORKER_MAX_RSS_MB, ge=64, description="Address-space limit of a verifier worker process, MiB."
+    )
+    stall_wall_factor: float = Field(
+        DEFAULT_STALL_WALL_FACTOR,
+        ge=1.0,
+        description="A unit's deadline is CPU time; one still short of it after this many times its deadline "
+        "in wall time was stalled by the grader and is masked, not timed out.",
+    )
+    stall_retries: int = Field(
+        DEFAULT_STALL_RETRIES, ge=0, description="Times a unit stalled by the grader runs again on a fresh worker."
     )
     max_in_flight: int = Field(
         DEFAULT_MAX_IN_FLIGHT, ge=1, description="Items being graded at once; past it requests get 429."

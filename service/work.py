@@ -86,14 +86,27 @@ def infrastructure_failure(reason: str, **details: Any) -> UnitResult:
     return UnitResult(0.0, Verdict.ERROR.value, reason, dict(details), mask=True)
 
 
-def timed_out(deadline_s: float) -> UnitResult:
+def timed_out(deadline_s: float, *, cpu_s: float, wall_s: float) -> UnitResult:
+    """The unit used its deadline of CPU time: a fact about the graded item (though not
+    one to cache, since the deadline is the request's)."""
     return UnitResult(
         0.0,
         Verdict.TIMEOUT.value,
-        f"grading exceeded the item deadline of {deadline_s:g}s",
-        {"deadline_s": deadline_s},
+        f"grading used the item deadline of {deadline_s:g}s of CPU time",
+        {"deadline_s": deadline_s, "cpu_s": round(cpu_s, 3), "wall_s": round(wall_s, 3)},
         mask=False,
-        elapsed_ms=deadline_s * 1000.0,
+        elapsed_ms=wall_s * 1000.0,
+    )
+
+
+def stalled(deadline_s: float, *, cpu_s: float, wall_s: float) -> UnitResult:
+    """The grader stalled: the wall-time limit passed while little of the CPU deadline
+    was used, so the item is not to blame."""
+    return infrastructure_failure(
+        f"grader stalled: {cpu_s:.2f}s of CPU in {wall_s:.1f}s of wall time (deadline {deadline_s:g}s of CPU)",
+        deadline_s=deadline_s,
+        cpu_s=round(cpu_s, 3),
+        wall_s=round(wall_s, 3),
     )
 
 

@@ -80,6 +80,8 @@ class Worker:
             workers=processes,
             chunk_size=settings.chunk_size,
             max_rss_mb=settings.worker_max_rss_mb,
+            stall_wall_factor=settings.stall_wall_factor,
+            stall_retries=settings.stall_retries,
         )
         # Chunks being verified here, so that the heartbeat can keep them claimed.
         self.in_progress: set[str] = set()

@@ -7,10 +7,15 @@ replacing a killed worker costs a fork, not an interpreter start.
 Each worker process builds its own verifier registry from the `BuiltinConfig` the
 dispatcher was given, and is driven by one thread here. The thread sends a chunk of
 units; the worker answers with the chunk's results, in order, and meanwhile reports in
-shared memory which unit it is on and since when, so the deadline of a unit runs from
-when the worker starts it and queueing never counts against an item. When a unit
-passes its deadline the thread SIGKILLs the worker, records `timeout`, starts a
-replacement and carries on with the rest of the chunk.
+shared memory which unit it is on, since when and at what CPU time, so the deadline of
+a unit runs from when the worker starts it and queueing never counts against an item.
+
+A deadline is CPU time, as judges count it: a unit whose worker used its deadline of CPU
+gets `timeout` (the graded item's fault). A unit that overran `stall_wall_factor` times
+its deadline in wall time without using it was stalled by the grader (a stopped or
+starved worker, a verifier waiting on something): that is never the item's fault, so it
+runs again on a fresh worker up to `stall_retries` times, then is masked. Either way
+the thread SIGKILLs the worker, starts a replacement and carries on with the chunk.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from rlvr.service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, timed_out
+from rlvr.service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, stalled, timed_out
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.registry import Registry
 
@@ -38,6 +43,25 @@ log = logging.getLogger(__name__)
 FORKSERVER_PRELOAD = ["rlvr.service.work", "rlvr.verifiers.format", "rlvr.verifiers.math", "rlvr.verifiers.code"]
 SHUTDOWN_GRACE_S = 2.0
 RESPAWN_BACKOFF_S = 0.05
+# How often a waiting thread looks at which unit its worker is on: the bound on how late
+# a unit's own deadline is noticed after an earlier unit of its chunk finished.
+PROGRESS_CHECK_S = 0.05
+# How often an idle thread checks that its worker is still alive, so that a worker that
+# died between jobs is replaced before the next job needs it.
+IDLE_CHECK_S = 1.0
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` (all its threads); None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # Fields after the command name, which may itself hold spaces or parentheses.
+    fields = data[data.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
 
 def _worker_main(conn: Connection, progress: Any, max_rss_mb: int, config: BuiltinConfig) -> None:
@@ -55,7 +79,8 @@ def _worker_main(conn: Connection, progress: Any, max_rss_mb: int, config: Built
             return
         results = []
         for index, unit in enumerate(chunk):
-            # Start time first, then index: a reader that sees the new index sees its start.
+            # Start times first, then index: a reader that sees the new index sees its start.
+            progress[2] = time.process_time()
             progress[1] = time.monotonic()
             progress[0] = index
             results.append(runner.run(unit))
@@ -68,6 +93,16 @@ class _Chunk:
 
     units: list[Unit]
     done: Callable[[list[UnitResult]], None]
+
+
+@dataclass
+class _Stop:
+    """Why the worker was killed in the middle of a chunk: the unit at `index` of what
+    was sent gets `result`, unless `retry` (a stall of the grader) lets it run again."""
+
+    index: int
+    result: UnitResult
+    retry: bool = False
 
 
 class _Worker:
@@ -83,9 +118,10 @@ class _Worker:
 
     def spawn(self) -> None:
         parent, child = mp.Pipe(duplex=True)
-        # Shared [index of the unit being verified, when it started]: results come back
-        # once per chunk, and this is how the deadline of each unit is still enforced.
-        self.progress = self.pool.ctx.RawArray("d", 2)
+        # Shared [index of the unit being verified, its wall start, the worker's CPU time at
+        # its start]: results come back once per chunk, and this is how each unit's own
+        # deadline is still enforced.
+        self.progress = self.pool.ctx.RawArray("d", 3)
         proc = self.pool.ctx.Process(
             target=_worker_main,
             args=(child, self.progress, self.pool.max_rss_mb, self.pool.config),
@@ -124,7 +160,13 @@ class _Worker:
 
     def _loop(self) -> None:
         while True:
-            chunk = self.pool.chunks.get()
+            try:
+                chunk = self.pool.chunks.get(timeout=IDLE_CHECK_S)
+            except queue.Empty:
+                if not self.pool.closing and not self.alive():
+                    self.pool.on_restart("died_idle")
+                    self._ensure()
+                continue
             if chunk is None:
                 return
             try:
@@ -136,55 +178,81 @@ class _Worker:
 
     def _run(self, units: list[Unit]) -> list[UnitResult]:
         results: list[UnitResult | None] = [None] * len(units)
+        stalls = [0] * len(units)
         todo = list(range(len(units)))
         while todo:
             conn = self._ensure()
             self.progress[0], self.progress[1] = -1.0, time.monotonic()
-            conn.send([units[i] for i in todo])
-            failed_at, failure = self._wait(conn, [units[i] for i in todo])
-            if failure is None:
-                for i, res in zip(todo, failed_at, strict=True):
+            sent = [units[i] for i in todo]
+            conn.send(sent)
+            outcome = self._wait(conn, sent)
+            if not isinstance(outcome, _Stop):
+                for i, res in zip(todo, outcome, strict=True):
                     results[i] = res
-                todo = []
-            else:
-                # The worker died with the results of this chunk: the failing unit gets its
-                # verdict, and the others (cheap, deterministic) run again on a fresh worker.
-                results[todo[failed_at]] = failure
-                todo = todo[:failed_at] + todo[failed_at + 1 :]
+                break
+            # The worker died with the results of this chunk: the failing unit gets its
+            # verdict (or, stalled, another try), and the others (cheap, deterministic)
+            # run again on a fresh worker.
+            failed = todo[outcome.index]
+            if outcome.retry and stalls[failed] < self.pool.stall_retries:
+                stalls[failed] += 1
+                continue
+            results[failed] = outcome.result
+            todo.remove(failed)
         return [r if r is not None else infrastructure_failure("unit lost") for r in results]
 
-    def _wait(self, conn: Connection, sent: list[Unit]) -> tuple[Any, UnitResult | None]:
-        """(results, None) when the chunk completes, or (index, verdict) for the unit that
-        passed its deadline or killed the worker."""
+    def _wait(self, conn: Connection, sent: list[Unit]) -> list[UnitResult] | _Stop:
+        """The chunk's results, or why the worker was killed before it finished."""
         while True:
-            index, started = int(self.progress[0]), self.progress[1]
-            current = max(index, 0)
-            remaining = started + sent[current].deadline_s - time.monotonic()
-            if conn.poll(max(0.0, remaining)):
-                try:
-                    return conn.recv(), None
-                except (EOFError, OSError):
-                    code = None
-                    if self.process is not None:
-                        self.process.join(timeout=1)
-                        code = self.process.exitcode
-                    self.kill()
-                    self.pool.on_restart("crashed")
-                    # Read progress afresh: the worker may have moved on while we waited.
-                    where = max(int(self.progress[0]), 0)
-                    return where, infrastructure_failure(
-                        f"verifier worker died while grading (exit code {code})", exit_code=code
-                    )
-            if int(self.progress[0]) != index:
-                continue  # the worker moved on to the next unit while we slept
-            if index < 0:
-                # Not started within a whole deadline: the worker is wedged before verifying.
+            index = int(self.progress[0])
+            verdict = self._judge(index, sent[max(index, 0)].deadline_s)
+            if isinstance(verdict, _Stop):
+                if int(self.progress[0]) != index:
+                    continue  # the worker moved on while we measured
                 self.kill()
-                self.pool.on_restart("deadline")
-                return 0, infrastructure_failure("verifier worker did not start the chunk in time")
-            self.kill()
-            self.pool.on_restart("deadline")
-            return current, timed_out(sent[current].deadline_s)
+                self.pool.on_restart("stalled" if verdict.retry else "deadline")
+                return verdict
+            if conn.poll(verdict):
+                try:
+                    results: list[UnitResult] = conn.recv()
+                    return results
+                except (EOFError, OSError):
+                    return self._crashed()
+
+    def _judge(self, index: int, deadline_s: float) -> float | _Stop:
+        """How long to wait before looking again, or a _Stop when the unit at `index`
+        (-1: the chunk not started yet) used its CPU deadline or stalled past its wall limit."""
+        started, cpu_start = float(self.progress[1]), float(self.progress[2])
+        wall = time.monotonic() - started
+        wall_limit = deadline_s * self.pool.stall_wall_factor
+        if index < 0:
+            if wall >= wall_limit:
+                return _Stop(0, infrastructure_failure("verifier worker did not start the chunk in time"), True)
+            return min(PROGRESS_CHECK_S, wall_limit - wall)
+        if wall < deadline_s:  # CPU time cannot have passed the deadline yet
+            return min(PROGRESS_CHECK_S, deadline_s - wall)
+        cpu_now = process_cpu_s(self.process.pid) if self.process is not None else None
+        if cpu_now is None:
+            return PROGRESS_CHECK_S  # gone: the pipe reports it
+        cpu = max(0.0, cpu_now - cpu_start)
+        if cpu >= deadline_s:
+            return _Stop(index, timed_out(deadline_s, cpu_s=cpu, wall_s=wall))
+        if wall >= wall_limit:
+            return _Stop(index, stalled(deadline_s, cpu_s=cpu, wall_s=wall), True)
+        return min(PROGRESS_CHECK_S, deadline_s - cpu, wall_limit - wall)
+
+    def _crashed(self) -> _Stop:
+        code = None
+        if self.process is not None:
+            self.process.join(timeout=1)
+            code = self.process.exitcode
+        self.kill()
+        self.pool.on_restart("crashed")
+        # Read progress afresh: the worker may have moved on while we waited.
+        where = max(int(self.progress[0]), 0)
+        return _Stop(
+            where, infrastructure_failure(f"verifier worker died while grading (exit code {code})", exit_code=code)
+        )
 
 
 class EmbeddedDispatcher:
@@ -200,9 +268,13 @@ class EmbeddedDispatcher:
         workers: int,
         chunk_size: int,
         max_rss_mb: int,
+        stall_wall_factor: float,
+        stall_retries: int,
         on_restart: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
+        self.stall_wall_factor = stall_wall_factor
+        self.stall_retries = stall_retries
         self.workers = workers
         self.chunk_size = chunk_size
         self.max_rss_mb = max_rss_mb
@@ -210,7 +282,7 @@ class EmbeddedDispatcher:
         self.chunks: queue.SimpleQueue[_Chunk | None] = queue.SimpleQueue()
         self.handles: list[_Worker] = []
         self.closing = False
-        self.restarts: dict[str, int] = {"deadline": 0, "crashed": 0}
+        self.restarts: dict[str, int] = {"deadline": 0, "stalled": 0, "crashed": 0, "died_idle": 0}
         self._restart_hook = on_restart
         self._lock = threading.Lock()
 
@@ -280,6 +352,8 @@ class EmbeddedDispatcher:
             "workers": self.workers,
             "workers_alive": alive,
             "restarts": dict(self.restarts),
+            # Which processes verify: operators (and tests) can inspect or signal them.
+            "pids": [h.process.pid for h in self.handles if h.process is not None],
             "queued_jobs": self.chunks.qsize(),
         }
 

@@ -22,7 +22,9 @@ def code_unit() -> Unit:
 
 
 async def grade_one(config: BuiltinConfig, unit: Unit) -> UnitResult:
-    pool = EmbeddedDispatcher(config=config, workers=1, chunk_size=1, max_rss_mb=2048)
+    pool = EmbeddedDispatcher(
+        config=config, workers=1, chunk_size=1, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
+    )
     await pool.start()
     try:
         [result] = await pool.run([unit])

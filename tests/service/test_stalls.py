@@ -1,0 +1,85 @@
+"""A unit's deadline is CPU time: a worker that stalls (stopped, starved) never turns an
+item into a timeout, and each unit of a chunk is held to its own deadline."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.services import Server
+
+THINK = "<think>t</think><answer>a</answer>"
+# Far above the sleepy verifier's 1 s, so that a chunk's first unit outlives its second.
+LONG_DEFAULT_DEADLINE_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def one_worker(plugin_dir: Path) -> Iterator[str]:
+    server = Server(plugin_dir, "--workers", "1", default_deadline_s=str(LONG_DEFAULT_DEADLINE_S))
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def dispatcher_state(url: str) -> dict[str, object]:
+    state: dict[str, object] = httpx.get(url + "/readyz", timeout=30).json()["backends"]["dispatcher"]
+    return state
+
+
+def wait_for_lines(path: Path, n: int, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not (path.exists() and len(path.read_text().splitlines()) >= n):
+        assert time.monotonic() < deadline, f"{path} never reached {n} lines"
+        time.sleep(0.01)
+
+
+def test_a_stopped_worker_never_turns_a_correct_item_into_a_timeout(one_worker: str, tmp_path: Path) -> None:
+    tally = tmp_path / "tally"
+    [pid] = dispatcher_state(one_worker)["pids"]  # type: ignore[misc]
+    item = {"response": "x", "verifier": "tally", "ground_truth": str(tally)}
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(httpx.post, one_worker + "/v1/grade", json={"items": [item], "deadline_s": 1}, timeout=120)
+        wait_for_lines(tally, 1)  # the worker holds the item now
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            result = answer.result(timeout=60).json()["results"][0]
+        finally:
+            with contextlib.suppress(ProcessLookupError):  # killed and replaced by now
+                os.kill(pid, signal.SIGCONT)
+    # The stall was the grader's: the item ran again on a fresh worker and was graded.
+    assert result["verdict"] == "correct" and result["mask"] is False, result
+    assert len(tally.read_text().splitlines()) == 2
+    restarts = dispatcher_state(one_worker)["restarts"]
+    assert restarts["stalled"] >= 1  # type: ignore[index]
+
+
+def test_a_unit_that_keeps_stalling_is_masked_not_timed_out(one_worker: str) -> None:
+    # Sleeping uses no CPU: the verifier waits, the response is not to blame.
+    r = httpx.post(one_worker + "/v1/grade", json={"items": [{"response": "3600", "verifier": "sleepy"}]}, timeout=120)
+    result = r.json()["results"][0]
+    assert result["mask"] is True and result["verdict"] == "error", result
+    assert "grader stalled" in result["reason"]
+
+
+def test_each_unit_of_a_chunk_is_held_to_its_own_deadline(one_worker: str) -> None:
+    # One worker, so both units travel in one chunk: a format item with a 60 s deadline,
+    # then a CPU spin whose verifier allows 1 s.
+    items = [{"response": THINK, "verifier": "format"}, {"response": "-1", "verifier": "sleepy"}]
+    started = time.monotonic()
+    r = httpx.post(one_worker + "/v1/grade", json={"items": items}, timeout=2 * LONG_DEFAULT_DEADLINE_S)
+    elapsed = time.monotonic() - started
+    fmt, spin = r.json()["results"]
+    assert fmt["verdict"] == "correct"
+    assert spin["verdict"] == "timeout" and spin["mask"] is False, spin
+    assert spin["details"]["cpu_s"] >= 1.0
+    # Killed on its own deadline, long before the earlier unit's would have passed.
+    assert elapsed < LONG_DEFAULT_DEADLINE_S / 2
