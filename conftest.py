@@ -15,7 +15,7 @@ import httpx
 import pytest
 from _pytest.doctest import DoctestItem, DoctestModule
 
-from tests.services import RedisServer, Server, install_plugins, require
+from tests.services import Cluster, RedisServer, Server, install_plugins, require
 
 PACKAGE = Path(__file__).resolve().parent / "rlvr"
 
@@ -52,6 +52,16 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def cluster(plugin_dir: Path, redis_server: RedisServer) -> Iterator[Cluster]:
+    """API replicas and workers on the test's redis-server (see `tests.services.Cluster`)."""
+    c = Cluster(plugin_dir, redis_server.url)
+    try:
+        yield c
+    finally:
+        c.close()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

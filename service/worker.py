@@ -34,8 +34,10 @@ log = logging.getLogger("rlvr.worker")
 
 # KEYS: job stream, stats hash, then (result key, verdict key) per unit.
 # ARGV: entry id, reply list, result TTL, verdict TTL, reply TTL, then (unit key, result JSON,
-# cacheable flag) per unit. The first stored result of a unit wins (SET NX), so a chunk
-# processed twice replies with the same results both times.
+# cacheable flag) per unit. Only a cacheable result (final, unmasked, independent of the
+# deadline) is stored and shared; the first one stored wins (SET NX), so a chunk processed
+# twice replies with the same results both times. A timeout or a masked failure goes to
+# its own request only: a retry grades again.
 PUBLISH_LUA = (
     """
 local entry, reply = ARGV[1], ARGV[2]
@@ -45,9 +47,14 @@ local n = (#KEYS - 2) / 2
 for i = 1, n do
   local rkey, vkey = KEYS[1 + 2 * i], KEYS[2 + 2 * i]
   local ukey, value, cacheable = ARGV[3 + 3 * i], ARGV[4 + 3 * i], ARGV[5 + 3 * i]
-  local stored = redis.call('SET', rkey, value, 'NX', 'GET', 'EX', result_ttl)
+  local stored
+  if cacheable == '1' then
+    stored = redis.call('SET', rkey, value, 'NX', 'GET', 'EX', result_ttl)
+    if not stored then redis.call('SET', vkey, value, 'EX', verdict_ttl) end
+  else
+    stored = redis.call('GET', rkey)
+  end
   if stored then value = stored end
-  if cacheable == '1' and not stored then redis.call('SET', vkey, value, 'EX', verdict_ttl) end
   parts[#parts + 1] = cjson.encode(ukey) .. ':' .. value
 end
 if reply ~= '' then

@@ -160,3 +160,33 @@ class WorkerProcess:
 
     def stop(self) -> None:
         terminate(self.proc)
+
+
+FAST_REDIS = {"redis_reclaim_idle_s": "2", "redis_op_timeout_s": "2"}
+"""Settings that make Redis failures show within a test's patience."""
+
+
+class Cluster:
+    """API replicas and `rlvr worker` processes on one Redis, all stopped by `close`."""
+
+    def __init__(self, plugin_dir: Path, redis_url: str) -> None:
+        self.plugin_dir = plugin_dir
+        self.redis_url = redis_url
+        self.apis: list[Server] = []
+        self.workers: list[WorkerProcess] = []
+
+    def api(self, **settings: str) -> str:
+        server = Server(self.plugin_dir, "--workers", "1", redis_url=self.redis_url, **{**FAST_REDIS, **settings})
+        self.apis.append(server)
+        return server.url
+
+    def worker(self, processes: int = 1, **settings: str) -> WorkerProcess:
+        worker = WorkerProcess(self.plugin_dir, self.redis_url, processes, **{**FAST_REDIS, **settings})
+        self.workers.append(worker)
+        return worker
+
+    def close(self) -> None:
+        for w in self.workers:
+            w.kill()
+        for a in self.apis:
+            a.stop()

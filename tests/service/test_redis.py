@@ -5,7 +5,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -13,43 +12,9 @@ import pytest
 import redis
 
 from rlvr.service import redis_keys
-from tests.services import RedisServer, Server, WorkerProcess
+from tests.services import Cluster, RedisServer, WorkerProcess
 
 THINK = "<think>t</think><answer>a</answer>"
-FAST = {"redis_reclaim_idle_s": "2", "redis_op_timeout_s": "2"}
-
-
-class Cluster:
-    def __init__(self, plugin_dir: Path, redis_url: str) -> None:
-        self.plugin_dir = plugin_dir
-        self.redis_url = redis_url
-        self.apis: list[Server] = []
-        self.workers: list[WorkerProcess] = []
-
-    def api(self, **settings: str) -> str:
-        server = Server(self.plugin_dir, "--workers", "1", redis_url=self.redis_url, **{**FAST, **settings})
-        self.apis.append(server)
-        return server.url
-
-    def worker(self, processes: int = 1, **settings: str) -> WorkerProcess:
-        worker = WorkerProcess(self.plugin_dir, self.redis_url, processes, **{**FAST, **settings})
-        self.workers.append(worker)
-        return worker
-
-    def close(self) -> None:
-        for w in self.workers:
-            w.kill()
-        for a in self.apis:
-            a.stop()
-
-
-@pytest.fixture
-def cluster(plugin_dir: Path, redis_server: RedisServer) -> Iterator[Cluster]:
-    c = Cluster(plugin_dir, redis_server.url)
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def wait_until(condition: object, timeout_s: float = 60) -> None:
