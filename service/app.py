@@ -23,7 +23,8 @@ from rlvr import __version__
 from rlvr.errors import RLVRError
 from rlvr.service.asgi import BodyLimit, StrictJSONResponse, error_response
 from rlvr.service.backends import Backends, build_backends
-from rlvr.service.errors import BackendUnavailable, BadRequest, Overloaded, http_status
+from rlvr.service.drain import Drain
+from rlvr.service.errors import BackendUnavailable, BadRequest, Overloaded, ShuttingDown, http_status
 from rlvr.service.grading import MAX_ERRORS_LISTED, Grader, format_loc
 from rlvr.service.metrics import Metrics
 from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, VerifierList
@@ -36,7 +37,10 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorResponse, "description": "Request body too large"},
     422: {"model": ErrorResponse, "description": "Invalid request; the message names the item and field"},
     429: {"model": ErrorResponse, "description": "Too much work in flight; retry after Retry-After seconds"},
-    503: {"model": ErrorResponse, "description": "A backend is unavailable"},
+    503: {
+        "model": ErrorResponse,
+        "description": "A backend is unavailable, or the server is shutting down; safe to retry (after Retry-After)",
+    },
 }
 
 
@@ -47,6 +51,7 @@ class _Service:
     settings: Settings
     registry: Registry
     metrics: Metrics
+    drain: Drain
     backends: Backends | None = None
     running_grader: Grader | None = None
 
@@ -60,7 +65,9 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     """The app for `settings` (read from the environment when not given). The verifier
     registry is built from the settings unless one is given."""
     settings = settings or Settings()
-    service = _Service(settings, registry or Registry(builtin_config(settings)), Metrics())
+    service = _Service(
+        settings, registry or Registry(builtin_config(settings)), Metrics(), Drain(settings.drain_grace_s)
+    )
     app = FastAPI(
         title="rlvr",
         version=__version__,
@@ -72,6 +79,8 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     _add_grade_route(app, service)
     _add_info_routes(app, service)
     _document_grade_request(app)
+    # The server runner (service.serve) starts the drain on SIGTERM.
+    app.state.drain = service.drain
     return app
 
 
@@ -99,7 +108,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def _rlvr_error(request: Request, exc: RLVRError) -> Response:
         status, code = http_status(exc)
         headers = None
-        if isinstance(exc, Overloaded):
+        if isinstance(exc, Overloaded | ShuttingDown):
             headers = {"Retry-After": str(max(1, round(exc.retry_after_s)))}
         if status >= 500:
             log.error("%s: %s", code, exc.message)
@@ -136,13 +145,17 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
     )
     async def grade(request: Request) -> Response:
         try:
-            body = await _parse_grade_request(request)
-            result = await service.grader().grade(body)
+            result = await service.drain.run(_grade(service, request))
         except RLVRError as exc:
             service.metrics.requests.labels(str(http_status(exc)[0])).inc()
             raise
         service.metrics.requests.labels("200").inc()
         return StrictJSONResponse(result)
+
+
+async def _grade(service: _Service, request: Request) -> dict[str, Any]:
+    body = await _parse_grade_request(request)
+    return await service.grader().grade(body)
 
 
 async def _parse_grade_request(request: Request) -> GradeRequest:
@@ -166,6 +179,8 @@ def _add_info_routes(app: FastAPI, service: _Service) -> None:
 
     @app.get("/readyz", summary="Readiness, with the state of every backend", responses={503: {}})
     async def readyz() -> Response:
+        if service.drain.draining:  # not ready from the first moment of a drain
+            return StrictJSONResponse({"ready": False, "draining": True, "backends": {}}, status_code=503)
         if service.backends is None:
             return StrictJSONResponse({"ready": False, "backends": {}}, status_code=503)
         report = await service.backends.health()

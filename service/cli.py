@@ -56,18 +56,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 def _serve(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    import uvicorn
+    from rlvr.service.serve import serve
 
-    from rlvr.service.app import create_app
-
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=False,
-        timeout_graceful_shutdown=5,
-    )
+    serve(settings)
     return 0
 
 

@@ -34,12 +34,21 @@ class BackendUnavailable(ServiceError):
     """A backend the request needs (Redis, the worker pool) is down."""
 
 
+class ShuttingDown(BackendUnavailable):
+    """The server is draining: the request is safe to retry (grading is idempotent)."""
+
+    def __init__(self, message: str, *, retry_after_s: float = DEFAULT_RETRY_AFTER_S) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 # Most specific first: the first class in an error's MRO found here wins.
 HTTP_STATUS: dict[type[RLVRError], tuple[int, str]] = {
     BadRequest: (422, "invalid_request"),
     UnknownVerifier: (422, "unknown_verifier"),
     PayloadTooLarge: (413, "payload_too_large"),
     Overloaded: (429, "overloaded"),
+    ShuttingDown: (503, "shutting_down"),
     BackendUnavailable: (503, "backend_unavailable"),
     SandboxUnavailable: (503, "sandbox_unavailable"),
     PluginError: (500, "plugin_error"),

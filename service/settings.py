@@ -37,6 +37,7 @@ DEFAULT_REDIS_MAX_DELIVERIES = 3
 DEFAULT_REDIS_MAX_QUEUE = 20_000
 DEFAULT_REDIS_RESULT_TIMEOUT_S = 600.0
 DEFAULT_REDIS_OP_TIMEOUT_S = 3.0
+DEFAULT_DRAIN_GRACE_S = 30.0
 
 
 class Settings(BaseSettings):
@@ -77,6 +78,12 @@ class Settings(BaseSettings):
     )
     max_in_flight: int = Field(
         DEFAULT_MAX_IN_FLIGHT, ge=1, description="Items being graded at once; past it requests get 429."
+    )
+
+    drain_grace_s: float = Field(
+        DEFAULT_DRAIN_GRACE_S,
+        ge=0,
+        description="On SIGTERM, how long requests in flight get to finish before they answer a retryable 503.",
     )
 
     cache_entries: int = Field(DEFAULT_CACHE_ENTRIES, ge=0, description="In-memory verdict cache size (0 = off).")

@@ -115,9 +115,11 @@ class Worker:
                     await asyncio.sleep(backoff)
                     backoff = min(backoff * 2, MAX_RECONNECT_BACKOFF_S)
         finally:
-            heartbeat.cancel()
+            # Draining: the chunks in hand are finished and acknowledged, and kept claimed
+            # meanwhile, so that no other worker reclaims and verifies them again.
             if self.tasks:
                 await asyncio.gather(*self.tasks, return_exceptions=True)
+            heartbeat.cancel()
             await self.pool.close()
             await self.client.aclose()
 
@@ -134,6 +136,9 @@ class Worker:
         next_reclaim = 0.0
         while not self.stopping.is_set():
             free = await self._acquire_capacity()
+            if self.stopping.is_set():  # stopped while waiting for room: take nothing new
+                self._release(free)
+                return
             try:
                 reclaimed: list[Any] = []
                 if time.monotonic() >= next_reclaim:

@@ -82,12 +82,14 @@ def server_env(plugin_dir: Path, **settings: str) -> dict[str, str]:
 
 
 class Server:
-    def __init__(self, plugin_dir: Path, *args: str, **settings: str) -> None:
+    """`rlvr serve` with `args` and `settings` (as RLVR_* variables); `env` adds others."""
+
+    def __init__(self, plugin_dir: Path, *args: str, env: dict[str, str] | None = None, **settings: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rlvr", "serve", "--port", str(self.port), *args],
-            env=server_env(plugin_dir, **settings),
+            env={**server_env(plugin_dir, **settings), **(env or {})},
             cwd=ROOT,
         )
         try:

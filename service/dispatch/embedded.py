@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing as mp
+import multiprocessing.forkserver
 import os
 import queue
 import resource
@@ -319,6 +320,7 @@ class EmbeddedDispatcher:
                     with contextlib.suppress(OSError):
                         handle.conn.send(None)
                 handle.kill()
+            _stop_forkserver()
 
         await loop.run_in_executor(None, stop)
 
@@ -359,6 +361,17 @@ class EmbeddedDispatcher:
 
     async def stream_stats(self) -> None:
         return None
+
+
+def _stop_forkserver() -> None:
+    """Stops the forkserver with the pool, rather than when this process exits (which a
+    signal may never let happen): it is a process and a /tmp/pymp-* socket directory.
+    The next pool starts a new one."""
+    server = getattr(multiprocessing.forkserver, "_forkserver", None)
+    stop = getattr(server, "_stop", None)  # a private method, so looked up with care
+    if stop is not None:
+        with contextlib.suppress(OSError, ChildProcessError):
+            stop()
 
 
 def _resolve(fut: asyncio.Future[list[UnitResult]], results: list[UnitResult]) -> None:
