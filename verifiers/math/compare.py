@@ -59,6 +59,7 @@ class Decision:
 @dataclass(slots=True)
 class _Ctx:
     rel_tol: float
+    numeric_tolerance: bool
     gold_pct: bool
     pred_pct: bool
     stage: str = "string"
@@ -107,7 +108,8 @@ def _as_sympy(text: str, num: Num | Infinity | None) -> Any:
     if isinstance(num, Num):
         if num.exact:
             return sympy.Rational(num.value.numerator, num.value.denominator)
-        return sympy.Float(float(num.value), symbolic.PRECISION)
+        # From the exact fraction, so `0.1` is 0.1 to every digit, not a double.
+        return sympy.Float(sympy.Rational(num.value.numerator, num.value.denominator), symbolic.PRECISION)
     return symbolic.to_sympy(text)
 
 
@@ -118,8 +120,10 @@ def _scalars_equal(g: str, p: str, ctx: _Ctx) -> bool:
     if gn is not None and pn is not None:
         ctx.used("numeric")
         if isinstance(gn, Num) and isinstance(pn, Num) and (ctx.gold_pct or ctx.pred_pct):
-            return numeric.percent_equal(gn, pn, ctx.gold_pct, ctx.pred_pct, ctx.rel_tol)
-        return numeric.numbers_equal(gn, pn, ctx.rel_tol)
+            return numeric.percent_equal(
+                gn, pn, ctx.gold_pct, ctx.pred_pct, ctx.rel_tol, ctx.numeric_tolerance
+            )
+        return numeric.numbers_equal(gn, pn, ctx.rel_tol, ctx.numeric_tolerance)
     ctx.used("symbolic")
     try:
         a, b = _as_sympy(g, gn), _as_sympy(p, pn)
@@ -129,7 +133,7 @@ def _scalars_equal(g: str, p: str, ctx: _Ctx) -> bool:
     except ValueError as exc:
         ctx.notes.append(str(exc))
         return False
-    return symbolic.exprs_equal(a, b, ctx.rel_tol)
+    return symbolic.exprs_equal(a, b, ctx.rel_tol, ctx.numeric_tolerance)
 
 
 def _unordered(gs: tuple[Node, ...], ps: tuple[Node, ...], ctx: _Ctx) -> bool:
@@ -226,7 +230,7 @@ def _equal(g: Node, p: Node, ctx: _Ctx) -> bool:
     return False
 
 
-def decide(gold: View, pred: View, rel_tol: float) -> Decision:
+def decide(gold: View, pred: View, rel_tol: float, numeric_tolerance: bool = False) -> Decision:
     """Is `pred` the same answer as `gold`?"""
     gn, pn = gold.norm, pred.norm
     if gn.text == pn.text and gn.text:
@@ -239,7 +243,7 @@ def decide(gold: View, pred: View, rel_tol: float) -> Decision:
         return Decision(ok, "string", "word answers " + ("match" if ok else "differ"), pn.text)
     if gold.node is None or pred.node is None:
         return Decision(False, "string", pred.error or gold.error or "unparseable", pn.text)
-    ctx = _Ctx(rel_tol, gn.percent, pn.percent)
+    ctx = _Ctx(rel_tol, numeric_tolerance, gn.percent, pn.percent)
     ok = _equal(gold.node, pred.node, ctx)
     if ctx.hedge and not ok:
         reason = "hedging: several candidate values where the ground truth has one"
@@ -251,5 +255,5 @@ def decide(gold: View, pred: View, rel_tol: float) -> Decision:
 
 
 @lru_cache(maxsize=65536)
-def decide_cached(gold: View, pred_answer: str, rel_tol: float) -> Decision:
-    return decide(gold, view(pred_answer), rel_tol)
+def decide_cached(gold: View, pred_answer: str, rel_tol: float, numeric_tolerance: bool = False) -> Decision:
+    return decide(gold, view(pred_answer), rel_tol, numeric_tolerance)

@@ -1,13 +1,25 @@
 """Finding the final answer in a response (and in a ground truth).
 
+The final answer is what the response states last, as a human grader reads it.
 Modes (`params.extraction`):
 
-- `auto`: the last complete `\\boxed{...}` / `\\fbox{...}`; else the last
-  `<answer>...</answer>`; else the text after the last final-answer phrase
-  ("final answer is", "the answer is", "Answer:"); else nothing.
+- `auto` (default): hidden text (HTML comments, `\\phantom`, white text) is
+  dropped first. When the response has a `</think>`, the text after it is read
+  first (an `<answer>` there wins over boxes inside the thinking); the thinking is
+  read only when nothing is found after it. In the text read: the last complete
+  `\\boxed{...}` / `\\fbox{...}` that is neither empty, negated ("not
+  \\boxed{12}") nor retracted by later text ("wait, ..."); else the last
+  `<answer>...</answer>`; else, in order, the finders of `fallbacks.py`: GSM8K's
+  `#### 18`, an `Answer: 18` / "the answer is" line, a final sentence that states
+  a value, the last side of a final equation, an unclosed `<answer>`, the last math
+  span of the final paragraph.
+- `strict`: only boxes and `<answer>` tags, as before issue 11 (no prose at all).
 - `boxed`: only `\\boxed{}` / `\\fbox{}`.
 - `answer_tag`: only `<answer>...</answer>` (a box inside the tag is unwrapped).
-- `strict`: only DAPO's `Answer: X` on the last non-empty line.
+- `answer_line`: only DAPO's `Answer: X` on the last non-empty line.
+
+Every extracted answer loses stray delimiters (`cleanup.strip_stray_delimiters`).
+`Extracted.method` names where the answer came from; the verifier reports it.
 
 Hedging and self-correction: only the final answer counts, but an earlier boxed
 answer is still a *candidate* unless the text between it and the next box retracts
@@ -22,12 +34,20 @@ Every scan here is linear in the response length; no regex can backtrack.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Literal, get_args
 
+from rlvr.verifiers.math import fallbacks
+from rlvr.verifiers.math.cleanup import remove_hidden, strip_stray_delimiters
 from rlvr.verifiers.math.normalize import strip_math_wrappers
 
-Mode = Literal["auto", "boxed", "answer_tag", "strict"]
+Mode = Literal["auto", "strict", "boxed", "answer_tag", "answer_line"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+
+# How many characters before a box are read for a negation ("is not \boxed{12}").
+NEGATION_WINDOW = 16
+_NEGATION_BEFORE_RE = re.compile(r"(?:\bnot|n't|\\neq?|\u2260)[\s$:=]*$", re.IGNORECASE)
+_THINK_CLOSE = "</think>"
 
 _BOX_TOKEN_RE = re.compile(r"\\(?:boxed|fbox)\s*\{|\\[{}]|[{}]")
 _BOX_START_RE = re.compile(r"\\(?:boxed|fbox)")
@@ -41,13 +61,11 @@ _RETRACTION_RE = re.compile(
 )
 _ANSWER_TAG_OPEN = "<answer>"
 _ANSWER_TAG_CLOSE = "</answer>"
-_PHRASE_RE = re.compile(
-    r"\b(?:final\s+answer|answer)\s*(?:is\b|:|=)\s*:?\s*|\*\*(?:final\s+)?answer:?\*\*:?\s*",
-    re.IGNORECASE,
-)
-_STRICT_RE = re.compile(r"^\s*\**answer\**\s*:\s*(.+?)\s*$", re.IGNORECASE)
-_DOLLAR_SPAN_RE = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
-_SENTENCE_END_RE = re.compile(r"\.(?:\s|$)|\n")
+# A gold longer than this is a worked solution to search, not the answer itself.
+MAX_BARE_GOLD_CHARS = 80
+# The answer runs to the end of the line and is stripped afterwards: a lazy group
+# followed by `\s*$` would rescan a run of spaces from every position.
+_STRICT_RE = re.compile(r"^\s*\**answer\**\s*:(.*)$", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -105,19 +123,42 @@ def _unretracted(text: str, spans: list[tuple[int, int, str]]) -> list[str]:
             standing.clear()
         standing.append(content.strip())
         prev_end = end
-    seen: list[str] = []
-    for c in standing:
-        if c not in seen:
-            seen.append(c)
-    return seen
+    return list(dict.fromkeys(standing))
+
+
+def _negated(text: str, box_start: int) -> bool:
+    return _NEGATION_BEFORE_RE.search(text, max(0, box_start - NEGATION_WINDOW), box_start) is not None
+
+
+def _answer_boxes(text: str) -> list[tuple[int, int, str]]:
+    """Boxes that hold something: an empty box (or one holding only the problem's
+    `\\phantom` placeholder, already blanked) is neither an answer nor a hedge."""
+    return [span for span in boxed_spans(text) if span[2].strip()]
+
+
+def _plain_boxes(text: str) -> Extracted | None:
+    spans = _answer_boxes(text)
+    if not spans:
+        return None
+    return Extracted(spans[-1][2].strip(), "boxed", _unretracted(text, spans))
 
 
 def _from_boxes(text: str) -> Extracted | None:
-    spans = boxed_spans(text)
+    """The last standing box; a negated box is no answer, and a last box that later
+    text takes back ("wait, ...") gives way to an explicit statement after it."""
+    spans = _answer_boxes(text)
     if not spans:
         return None
-    candidates = _unretracted(text, spans)
-    return Extracted(spans[-1][2].strip(), "boxed", candidates)
+    standing = [span for span in spans if not _negated(text, span[0])]
+    after = text[spans[-1][1] :]
+    taken_back = not standing or standing[-1] is not spans[-1] or _RETRACTION_RE.search(after) is not None
+    if taken_back:
+        found = fallbacks.find(after, fallbacks.EXPLICIT)
+        if found is not None:
+            return Extracted(found[0], f"{found[1]}_after_box")
+    if not standing:
+        return Extracted(None, "negated_box")
+    return Extracted(standing[-1][2].strip(), "boxed", _unretracted(text, standing))
 
 
 def _answer_tag_content(text: str) -> str | None:
@@ -130,61 +171,78 @@ def _answer_tag_content(text: str) -> str | None:
     return text[open_ + len(_ANSWER_TAG_OPEN) : close].strip()
 
 
-def _phrase_answer(text: str) -> str | None:
-    last = None
-    for m in _PHRASE_RE.finditer(text):
-        last = m
-    if last is None:
-        return None
-    tail = text[last.end() :].lstrip()
-    # A math span right after the phrase is the answer, whatever follows it.
-    span = _DOLLAR_SPAN_RE.match(tail)
-    if span is not None:
-        return next(g for g in span.groups() if g is not None).strip()
-    end = _SENTENCE_END_RE.search(tail)
-    answer = tail[: end.start()] if end is not None else tail
-    answer = answer.strip().strip("*").strip()
-    if _BOX_START_RE.match(answer):
-        return None  # an unclosed box: the answer was never finished
-    return answer or None
-
-
 def _inside_tag(content: str) -> Extracted:
-    boxed = _from_boxes(content)
+    boxed = _plain_boxes(content)
     if boxed is not None:
         return Extracted(boxed.answer, "answer_tag+boxed", boxed.candidates)
-    phrase = _phrase_answer(content)
+    phrase = fallbacks.answer_line(content)
     if phrase is not None:
         return Extracted(phrase, "answer_tag+phrase")
     return Extracted(strip_math_wrappers(content), "answer_tag")
 
 
-def _strict(text: str) -> Extracted:
+def _answer_line(text: str) -> Extracted:
     lines = [line for line in text.rstrip().splitlines() if line.strip()]
     if not lines:
-        return Extracted(None, "strict")
+        return Extracted(None, "answer_line")
     m = _STRICT_RE.match(lines[-1])
     if m is None:
-        return Extracted(None, "strict")
-    return Extracted(strip_math_wrappers(m.group(1)), "strict")
+        return Extracted(None, "answer_line")
+    return Extracted(strip_math_wrappers(m.group(1).strip()) or None, "answer_line")
 
 
-def extract_answer(text: str, mode: Mode) -> Extracted:
-    if mode == "strict":
-        return _strict(text)
-    if mode == "answer_tag":
-        content = _answer_tag_content(text)
-        return _inside_tag(content) if content is not None else Extracted(None, "answer_tag")
+def _read(text: str) -> Extracted:
+    """Boxes, then the answer tag, then the fallbacks, in one span of text."""
     boxed = _from_boxes(text)
-    if boxed is not None or mode == "boxed":
-        return boxed or Extracted(None, "boxed")
+    if boxed is not None:
+        return boxed
     content = _answer_tag_content(text)
     if content is not None:
         return _inside_tag(content)
-    phrase = _phrase_answer(text)
-    if phrase is not None:
-        return Extracted(phrase, "phrase")
-    return Extracted(None, "none")
+    found = fallbacks.find(text)
+    return Extracted(found[0], found[1]) if found is not None else Extracted(None, "none")
+
+
+def _auto(text: str) -> Extracted:
+    close = text.rfind(_THINK_CLOSE)
+    if close >= 0:
+        after = text[close + len(_THINK_CLOSE) :]
+        if after.strip():
+            found = _read(after)
+            if found.answer is not None or found.method == "negated_box":
+                return found
+    return _read(text)
+
+
+def _strict(text: str) -> Extracted:
+    boxed = _plain_boxes(text)
+    if boxed is not None:
+        return boxed
+    content = _answer_tag_content(text)
+    return _inside_tag(content) if content is not None else Extracted(None, "strict")
+
+
+def _by_mode(text: str, mode: Mode) -> Extracted:
+    if mode == "auto":
+        return _auto(text)
+    if mode == "strict":
+        return _strict(text)
+    if mode == "answer_line":
+        return _answer_line(text)
+    if mode == "answer_tag":
+        content = _answer_tag_content(text)
+        return _inside_tag(content) if content is not None else Extracted(None, "answer_tag")
+    return _plain_boxes(text) or Extracted(None, "boxed")
+
+
+def extract_answer(text: str, mode: Mode) -> Extracted:
+    """The final answer of `text` under `mode`, hidden text ignored and stray
+    delimiters stripped."""
+    found = _by_mode(remove_hidden(text), mode)
+    if found.answer is None:
+        return found
+    answer = strip_stray_delimiters(found.answer) or None
+    return replace(found, answer=answer, candidates=[strip_stray_delimiters(c) for c in found.candidates])
 
 
 def extract_gold(text: str) -> tuple[str, str]:
@@ -204,8 +262,8 @@ def extract_gold(text: str) -> tuple[str, str]:
     if unwrapped != stripped and "$" not in unwrapped:
         return unwrapped, "math_span"
     # A short gold is the answer itself; only a long one is a solution to search.
-    if len(stripped) > 80:
-        phrase = _phrase_answer(stripped)
+    if len(stripped) > MAX_BARE_GOLD_CHARS:
+        phrase = fallbacks.answer_line(stripped)
         if phrase is not None:
             return strip_math_wrappers(phrase), "phrase"
     return stripped, "bare"

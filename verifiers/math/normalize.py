@@ -77,19 +77,28 @@ _WHOLE_TEXT_RE = re.compile(r"^" + _TEXT_CMD + r"\s*\{([^{}]*)\}$")
 _TEXT_ANY_RE = re.compile(_TEXT_CMD + r"\s*\{([^{}]*)\}")
 # Connectives in running text that separate alternatives or list items.
 _TEXT_CONNECTIVE_RE = re.compile(_TEXT_CMD + r"\s*\{\s*(or|and|,)\s*\}", re.IGNORECASE)
-_WORD_OR_RE = re.compile(r"(?:^|\s+)or\s+|\\(?:vee|lor)(?![a-zA-Z])")
-_WORD_AND_RE = re.compile(r"\s+and\s+")
-_DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree(?![a-zA-Z])")
-_DEGREE_NUM_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\degree(?![a-zA-Z]))")
+# Connectives are matched only where whitespace starts (`(?<!\S)`), so a long run of
+# spaces is scanned once, not once per starting position.
+_WORD_OR_RE = re.compile(r"(?<!\S)or(?=\s)|\\(?:vee|lor)(?![a-zA-Z])")
+_WORD_AND_RE = re.compile(r"(?<=\s)and(?=\s)")
+# One optional brace between the caret and `\circ`, never two adjacent `\s*` that
+# could split a run of spaces in every possible way.
+_DEGREE = r"(?:\^\s*(?:\{\s*)?\\circ(?:\s*\})?|\\degree(?![a-zA-Z]))"
+_DEGREE_RE = re.compile(_DEGREE)
+# A number starts where no digit precedes it, so a long digit run is tried once.
+_DEGREE_NUM_RE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*" + _DEGREE)
 _PERCENT_RE = re.compile(r"\\?%")
 _DOLLAR_RE = re.compile(r"\\\$|\$|\\textdollar(?![a-zA-Z])")
-_TRAILING_PUNCT_RE = re.compile(r"(?:[\s.,;:]|\\\.)+$")
-# A unit written as words after a value: `12 \text{ cm}^2`, `5 meters`, `3 \mathrm{kg}`.
-_UNIT_TEXT_TAIL_RE = re.compile(
-    r"(?<=[0-9}a-zA-Z)\]])\s*(?:" + _TEXT_CMD + r"\s*\{\s*[a-zA-Z][a-zA-Z .\-/]*\}"
-    r"(?:\s*\^\s*\{?\d\}?)?)+$"
-)
-_UNIT_WORD_TAIL_RE = re.compile(r"(?<=[0-9}])\s+(?:[a-zA-Z]{2,}\.?\s*)+(?:\^\s*\{?\d\}?)?$")
+_TRAILING_PUNCT = frozenset(" \t\n\r\f\v.,;:")
+_TEXT_CMD_NAMES = ("text", "textbf", "textit", "textrm", "texttt", "textsf", "mathrm", "mbox")
+# A unit word (`cm`, `meters`, `sq.`), optionally squared on the last one (`cm^2`).
+_UNIT_WORD_RE = re.compile(r"[a-zA-Z]{2,}\.?")
+# `^{2}` is the longest unit power read.
+MAX_UNIT_POWER_CHARS = 8
+_UNIT_POWER_RE = re.compile(r"\^\s*(?:\{\d\}|\d)")
+_UNIT_TEXT_BODY_RE = re.compile(r"\s*[a-zA-Z][a-zA-Z .\-/]*")
+_UNIT_BEFORE = frozenset("0123456789}")
+_UNIT_TEXT_BEFORE = frozenset("0123456789})]abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _SPACE_RUN_RE = re.compile(r"\s+")
 # A space matters only between two letters (`\pi r`); drop every other one.
 _SPACE_DROP_RE = re.compile(r"(?<![a-zA-Z]) | (?![a-zA-Z])")
@@ -114,16 +123,37 @@ class Normalized:
 
 
 def strip_math_wrappers(s: str) -> str:
-    s = s.strip()
+    """Peel `$..$`, `$$..$$`, `\\(..\\)`, `\\[..\\]` off both ends; one slice at the end,
+    so `$` repeated across a whole response costs one pass."""
+    lo, hi = 0, len(s)
+    while lo < hi and s[lo].isspace():
+        lo += 1
+    hi = _rstrip_end(s, hi)
     changed = True
-    while changed and s:
+    while changed and lo < hi:
         changed = False
         for left, right in _MATH_WRAPPERS:
-            if len(s) >= len(left) + len(right) and s.startswith(left) and s.endswith(right):
-                s = s[len(left) : len(s) - len(right)].strip()
+            if hi - lo >= len(left) + len(right) and s.startswith(left, lo) and s.endswith(right, lo, hi):
+                lo, hi = lo + len(left), hi - len(right)
+                while lo < hi and s[lo].isspace():
+                    lo += 1
+                hi = _rstrip_end(s, hi)
                 changed = True
                 break
-    return s
+    return s[lo:hi]
+
+
+def strip_trailing_punct(s: str) -> str:
+    """Drop trailing spaces, `.,;:` and `\\.`; one right-to-left pass."""
+    end = len(s)
+    while end:
+        if s.startswith("\\.", end - 2) and end >= 2:
+            end -= 2
+        elif s[end - 1] in _TRAILING_PUNCT:
+            end -= 1
+        else:
+            break
+    return s[:end]
 
 
 def _has_trig(s: str) -> bool:
@@ -135,7 +165,7 @@ def _rewrite(answer: str) -> str:
     s = strip_math_wrappers(s)
     for pattern, repl in _REWRITES:
         s = pattern.sub(repl, s)
-    s = _TRAILING_PUNCT_RE.sub("", s.strip())
+    s = strip_trailing_punct(s.strip())
     return strip_math_wrappers(s)
 
 
@@ -155,12 +185,75 @@ def _drop_degrees(s: str) -> tuple[str, bool]:
     return _DEGREE_RE.sub("", s), True
 
 
+def _rstrip_end(s: str, end: int) -> int:
+    """`len(s[:end].rstrip())` without copying."""
+    while end > 0 and s[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def _token_start(s: str, end: int) -> int:
+    """Start of the whitespace-free token that ends at `end`."""
+    start = end
+    while start > 0 and not s[start - 1].isspace():
+        start -= 1
+    return start
+
+
+def _unit_words_start(s: str) -> int:
+    """Where a tail of unit words (`5 square meters`, `12 cm^2`) starts, or -1.
+
+    Read right to left one whitespace-separated token at a time, so the cost is
+    linear whatever the words are (a regex of repeated words backtracks
+    exponentially on a long run of them).
+    """
+    end = _rstrip_end(s, len(s))
+    start = -1
+    while end > 0:
+        begin = _token_start(s, end)
+        stop = end
+        if start < 0:  # only the last word may be squared: `cm^2`
+            power = _UNIT_POWER_RE.search(s, begin, end)
+            stop = power.start() if power is not None and power.end() == end else end
+        if _UNIT_WORD_RE.fullmatch(s, begin, stop) is None:
+            break
+        start = begin
+        end = _rstrip_end(s, begin)
+    if start <= 0 or start == end or end == 0 or s[end - 1] not in _UNIT_BEFORE:
+        return -1
+    return start
+
+
+def _unit_text_start(s: str) -> int:
+    """Where a tail of `\\text{unit}` groups (`12 \\text{ cm}^2`) starts, or -1; one
+    right-to-left pass (units hold no braces, so each group ends at its `{`)."""
+    end = _rstrip_end(s, len(s))
+    start = -1
+    while end > 0:
+        power = _UNIT_POWER_RE.search(s, max(0, end - MAX_UNIT_POWER_CHARS), end)
+        stop = _rstrip_end(s, power.start() if power is not None and power.end() == end else end)
+        if not s.startswith("}", stop - 1):
+            break
+        brace = s.rfind("{", 0, stop - 1)
+        if brace < 0 or _UNIT_TEXT_BODY_RE.fullmatch(s, brace + 1, stop - 1) is None:
+            break
+        head = _rstrip_end(s, brace)
+        name = next((n for n in _TEXT_CMD_NAMES if s.endswith("\\" + n, 0, head)), None)
+        if name is None:
+            break
+        start = head - len(name) - 1
+        end = _rstrip_end(s, start)
+    if start <= 0 or end == 0 or s[end - 1] not in _UNIT_TEXT_BEFORE:
+        return -1
+    return start
+
+
 def _drop_units(s: str) -> str:
-    for tail in (_UNIT_TEXT_TAIL_RE, _UNIT_WORD_TAIL_RE):
-        stripped = tail.sub("", s)
+    for tail_start in (_unit_text_start, _unit_words_start):
+        start = tail_start(s)
         # What is left must still be an answer.
-        if stripped != s and stripped.strip():
-            s = stripped
+        if start > 0 and s[:start].strip():
+            s = s[:start].rstrip()
     return s
 
 
@@ -169,7 +262,7 @@ def normalize(answer: str) -> Normalized:
     whole = _WHOLE_TEXT_RE.match(s)
     if whole is not None:
         inner = _SPACE_RUN_RE.sub(" ", whole.group(1)).strip()
-        inner = _TRAILING_PUNCT_RE.sub("", inner)
+        inner = strip_trailing_punct(inner)
         # `\text{5 cm}` and `\text{(A)}` are not words: normalise the inside as math.
         if not any(ch.isdigit() for ch in inner) and "(" not in inner:
             return Normalized(inner, is_text=True)
@@ -184,5 +277,5 @@ def normalize(answer: str) -> Normalized:
     s = _TEXT_ANY_RE.sub(lambda m: m.group(1), s)
     s = _SPACE_RUN_RE.sub(" ", s).strip()
     s = _SPACE_DROP_RE.sub("", s)
-    s = _TRAILING_PUNCT_RE.sub("", s)
+    s = strip_trailing_punct(s)
     return Normalized(s, percent=percent, degrees=degrees)

@@ -3,11 +3,13 @@
 Most answers in real data sets are numbers, so this path must be cheap: a handful of
 anchored regexes and `fractions.Fraction` arithmetic, microseconds per answer.
 
-Exactness rule: a value written with a decimal point or an exponent (`0.5`, `1.5e3`,
-`1.5\\times10^{3}`) is *inexact* and compares with a relative tolerance; integers
-and fractions are *exact* and compare exactly. So `0.33` is not `1/3` (relative error
-1%), `0.5` is `1/2`, and `1/3` is not `333333/1000000` unless one side is a decimal
-within tolerance.
+Exactness rule (issue 11, class 6): a value written with a decimal point or an
+exponent (`0.5`, `1.5e3`, `1.5\\times10^{3}`) is *inexact*; integers and fractions
+are *exact*. When the gold is exact, the answer must have exactly its value: `0.5`
+is `1/2` and `2.0` is `2`, but `0.3333333` is not `1/3` (a policy must not learn to
+compute numerically instead of solving). When the gold is itself a decimal, a
+relative tolerance applies. `numeric_tolerance=True` restores the older rule: a
+decimal answer is compared with the tolerance whatever the gold.
 """
 
 from __future__ import annotations
@@ -128,25 +130,29 @@ def close(a: Fraction, b: Fraction, rel_tol: float) -> bool:
     return abs(a - b) <= Fraction(repr(rel_tol)) * max(abs(a), abs(b))
 
 
-def numbers_equal(a: Num | Infinity, b: Num | Infinity, rel_tol: float) -> bool:
-    if isinstance(a, Infinity) or isinstance(b, Infinity):
-        return isinstance(a, Infinity) and isinstance(b, Infinity) and a.negative == b.negative
-    if a.exact and b.exact:
-        return a.value == b.value
-    return close(a.value, b.value, rel_tol)
+def numbers_equal(
+    gold: Num | Infinity, pred: Num | Infinity, rel_tol: float, numeric_tolerance: bool = False
+) -> bool:
+    if isinstance(gold, Infinity) or isinstance(pred, Infinity):
+        return isinstance(gold, Infinity) and isinstance(pred, Infinity) and gold.negative == pred.negative
+    if gold.exact and (pred.exact or not numeric_tolerance):
+        return gold.value == pred.value
+    return close(gold.value, pred.value, rel_tol)
 
 
-def percent_equal(gold: Num, pred: Num, gold_pct: bool, pred_pct: bool, rel_tol: float) -> bool:
+def percent_equal(  # noqa: PLR0913  (the two sides, their signs, and the tolerance rule)
+    gold: Num, pred: Num, gold_pct: bool, pred_pct: bool, rel_tol: float, numeric_tolerance: bool = False
+) -> bool:
     """Equality when either side carried a percent sign.
 
     `50\\%` matches `50` (the sign is often dropped, as the issue asks) and `0.5` (the
     same value); a gold of `50` matches `50\\%` for the first reason.
     """
-    if numbers_equal(gold, pred, rel_tol):
+    if numbers_equal(gold, pred, rel_tol, numeric_tolerance):
         return True
     hundred = Fraction(100)
     if gold_pct and not pred_pct:
-        return numbers_equal(Num(gold.value / hundred, gold.exact), pred, rel_tol)
+        return numbers_equal(Num(gold.value / hundred, gold.exact), pred, rel_tol, numeric_tolerance)
     if pred_pct and not gold_pct:
-        return numbers_equal(gold, Num(pred.value / hundred, pred.exact), rel_tol)
+        return numbers_equal(gold, Num(pred.value / hundred, pred.exact), rel_tol, numeric_tolerance)
     return False

@@ -17,7 +17,10 @@ Every step has a bound so no input can make the parser or sympy run away:
 
 Exact versus approximate: when neither side holds a decimal, values must agree to
 `EXACT_TOL` relative error at `PRECISION` digits (two distinct closed forms do not
-agree to 30 digits by accident); when either holds a decimal, `rel_tol` applies.
+agree to 30 digits by accident). When only the answer holds a decimal, the gold is
+exact and the decimal must equal it up to `DECIMAL_REPR_TOL`, what reading a decimal
+into binary floating point loses (`37.6991` is not `12\\pi`); `numeric_tolerance`
+or a decimal in the gold makes `rel_tol` apply.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ MAX_EXPAND_POWER = 12
 MAX_SIMPLIFY_OPS = 40
 PRECISION = 30
 EXACT_TOL = 1e-20
+# latex2sympy reads a decimal through a double: 0.1 is off by about 1e-17 relative.
+DECIMAL_REPR_TOL = 1e-15
 # Below this, an exact closed form evaluated at PRECISION digits is zero.
 ZERO_FLOOR = 1e-25
 SAMPLE_TOL = 1e-9
@@ -59,9 +64,12 @@ _NORMALIZE = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
 )
 _CONVERT = ConversionConfig(interpret_as_mixed_fractions=True, lowercase_symbols=False)
-_BIG_FACTORIAL_RE = re.compile(
-    r"\d{4,}\s*\}?\s*!|\\binom\s*\{[^{}]*\d{5,}|\\binom\s*\{[^{}]*\}\s*\{[^{}]*\d{5,}"
-)
+# Each pattern starts at a place a long run cannot repeat (a digit run's first digit,
+# a `\binom`), and big literals are looked for in the captured arguments, so no
+# scan backtracks over a run more than once.
+_BIG_FACTORIAL_RE = re.compile(r"(?<!\d)\d{4,}(?:\s*\})?\s*!")
+_BINOM_ARGS_RE = re.compile(r"\\binom\s*\{([^{}]*)(?:\}\s*\{([^{}]*))?")
+_BIG_LITERAL_RE = re.compile(r"\d{5}")
 
 
 class Refused(ValueError):
@@ -144,12 +152,19 @@ def log10_bound(expr: Any, depth: int = 0) -> float:
     return max(bounds) + math.log10(len(bounds)) + 1.0
 
 
+def _big_binomial(latex: str) -> bool:
+    for m in _BINOM_ARGS_RE.finditer(latex):
+        if any(arg and _BIG_LITERAL_RE.search(arg) for arg in m.groups()):
+            return True
+    return False
+
+
 def _check_text(latex: str) -> None:
     if len(latex) > MAX_LATEX_CHARS:
         raise Refused("expression too long")
     if max_nesting(latex) > MAX_NESTING:
         raise Refused("expression nested too deeply")
-    if _BIG_FACTORIAL_RE.search(latex):
+    if _BIG_FACTORIAL_RE.search(latex) or _big_binomial(latex):
         raise Refused("factorial or binomial of a huge number")
 
 
@@ -266,13 +281,19 @@ def _sampled_equal(a: Any, b: Any, tol: float) -> bool | None:
     return True if agree >= 3 else None
 
 
-def exprs_equal(a: Any, b: Any, rel_tol: float) -> bool:
-    """Equality of two parsed scalar expressions (no sets, no relations)."""
+def _tolerance(gold: Any, pred: Any, rel_tol: float, numeric_tolerance: bool) -> float:
+    if _has_float(gold) or (numeric_tolerance and _has_float(pred)):
+        return max(rel_tol, EXACT_TOL)
+    return DECIMAL_REPR_TOL if _has_float(pred) else EXACT_TOL
+
+
+def exprs_equal(a: Any, b: Any, rel_tol: float, numeric_tolerance: bool = False) -> bool:
+    """Equality of two parsed scalar expressions (no sets, no relations); `a` is the gold."""
     if a == b:
         return True
     if not (isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr)):
         return False
-    tol = max(rel_tol, EXACT_TOL) if (_has_float(a) or _has_float(b)) else EXACT_TOL
+    tol = _tolerance(a, b, rel_tol, numeric_tolerance)
     if not a.free_symbols and not b.free_symbols:
         va, vb = _num(a), _num(b)
         if va is None or vb is None:

@@ -10,10 +10,14 @@ equivalence stages in `compare.py`. The rules a grader must state:
   ... \\boxed{4}` is graded on 4 alone. Inside the final answer, a list of
   different values (`3, 4`, `3 \\text{ or } 4`, `\\pm 2`) is incorrect when the
   ground truth is a single value.
-- **Decimals are approximate, rationals exact.** A value written with a decimal
-  point or exponent compares with relative tolerance `params.rel_tol` (default
-  1e-6); integers, fractions and closed forms compare exactly. `0.33` is not `1/3`;
-  `0.333333` is.
+- **Decimals for exact answers** (issue 11). When the ground truth is exact (an
+  integer, fraction, radical, `\\pi`, ...), a decimal answer must have exactly its
+  value: `0.5` is `1/2` and `2.0` is `2`, but `0.3333333` is not `1/3` and `37.6991`
+  is not `12\\pi`, so a policy cannot learn to compute numerically instead of
+  solving. When the ground truth is itself a decimal, the answer compares with
+  relative tolerance `params.rel_tol` (default 1e-6). `params.numeric_tolerance=true`
+  applies `rel_tol` to decimal answers whatever the ground truth (the rule before
+  issue 11).
 - **Percent**: where either side has `\\%`, the bare number also matches (`50\\%`
   vs `50`), as does the value (`50\\%` vs `0.5`).
 - **Limits**: an answer longer than `params.max_answer_chars` (default 1,000) and a
@@ -32,14 +36,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.math import symbolic
 from rlvr.verifiers.math.compare import View, decide_cached, view
-from rlvr.verifiers.math.extract import extract_answer, extract_gold
+from rlvr.verifiers.math.extract import Mode, extract_answer, extract_gold
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_MAX_ANSWER_CHARS = 1000
@@ -55,11 +59,23 @@ MAX_CANDIDATES = 8
 class MathParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    extraction: Literal["auto", "boxed", "answer_tag", "strict"] = Field(
-        "auto", description="Where the final answer is read from; see the verifier description."
+    extraction: Mode = Field(
+        "auto",
+        description=(
+            "Where the final answer is read from: `auto` (boxes, tags, then answer lines, final "
+            "sentences, equations, math spans), `strict` (boxes and <answer> tags only), `boxed`, "
+            "`answer_tag`, `answer_line` (DAPO's last-line `Answer: X`)."
+        ),
     )
     rel_tol: float = Field(
         DEFAULT_REL_TOL, ge=0.0, le=0.1, description="Relative tolerance for answers given as decimals."
+    )
+    numeric_tolerance: bool = Field(
+        False,
+        description=(
+            "Compare a decimal answer with `rel_tol` even when the ground truth is exact "
+            "(`0.3333333` for 1/3, `37.6991` for 12\\pi); by default it must equal it exactly."
+        ),
     )
     max_answer_chars: int = Field(
         DEFAULT_MAX_ANSWER_CHARS, ge=1, le=100_000, description="Longer extracted answers are incorrect."
@@ -111,7 +127,10 @@ class MathVerifier:
     version = "1.0.0"
     description = (
         "Final answer (last \\boxed{}, <answer> tag, or 'final answer' phrase) equals the ground truth: "
-        "string, then numeric (no sympy), then symbolic equivalence. Hedged answers are incorrect."
+        "string, then numeric (no sympy), then symbolic equivalence. Hedged answers are incorrect. "
+        "A decimal equals an exact ground truth (integer, fraction, radical, pi) only when its value is "
+        "exactly equal (0.5 = 1/2, but 0.3333 != 1/3); a decimal ground truth allows rel_tol; "
+        "numeric_tolerance=true applies rel_tol to every decimal answer."
     )
     params_model = MathParams
     ground_truth_model = str | int | float
@@ -164,7 +183,7 @@ class MathVerifier:
             details["stage"] = "guard"
             return _outcome(False, f"answer longer than {params.max_answer_chars} characters", details)
 
-        decision = decide_cached(gold.view, answer, params.rel_tol)
+        decision = decide_cached(gold.view, answer, params.rel_tol, params.numeric_tolerance)
         details["stage"] = decision.stage
         details["normalized"] = decision.pred[:200]
         if not decision.equal:
@@ -188,6 +207,6 @@ def _hedge(others: list[str], gold: PreparedGold, params: MathParams) -> str | N
         return "hedging: too many different boxed answers"
     for other in others:
         too_long = len(other) > params.max_answer_chars
-        if too_long or not decide_cached(gold.view, other, params.rel_tol).equal:
+        if too_long or not decide_cached(gold.view, other, params.rel_tol, params.numeric_tolerance).equal:
             return f"hedging: another boxed answer {other[:60]!r} is not the answer"
     return None

@@ -60,19 +60,24 @@ CASES: list[Case] = [
     # --- decimals versus rationals (tolerance rule) ----------------------------------
     ("decimal_tolerance", r"\frac{1}{3}", B("0.33"), I),
     ("decimal_tolerance", r"\frac{1}{3}", B("0.333"), I),
-    ("decimal_tolerance", r"\frac{1}{3}", B("0.3333333"), C),
-    ("decimal_tolerance", r"\frac{1}{3}", B("0.333333333333"), C),
+    ("decimal_tolerance", r"\frac{1}{3}", B("0.3333333"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    ("decimal_tolerance", r"\frac{1}{3}", B("0.3333333"), C, {"numeric_tolerance": True}),
+    ("decimal_tolerance", r"\frac{1}{3}", B("0.333333333333"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    ("decimal_tolerance", r"\frac{1}{3}", B("0.333333333333"), C, {"numeric_tolerance": True}),
     ("decimal_tolerance", r"\frac{2}{3}", B("0.67"), I),
-    ("decimal_tolerance", r"\frac{2}{3}", B("0.6666667"), C),
+    ("decimal_tolerance", r"\frac{2}{3}", B("0.6666667"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    ("decimal_tolerance", r"\frac{2}{3}", B("0.6666667"), C, {"numeric_tolerance": True}),
     ("decimal_tolerance", "0.25", B(r"\frac{1}{4}"), C),
     ("decimal_tolerance", "3.14", B("3.14"), C),
     ("decimal_tolerance", "3.14", B("3.140"), C),
     ("decimal_tolerance", "3.14", B("3.1415"), I),
     ("decimal_tolerance", "2.5", B("2.50000001"), C),
     ("decimal_tolerance", "2.5", B("2.51"), I),
-    ("decimal_tolerance", r"\frac{1}{3}", B("0.33"), C, {"rel_tol": 0.02}),
+    ("decimal_tolerance", r"\frac{1}{3}", B("0.33"), C, {"rel_tol": 0.02, "numeric_tolerance": True}),  # issue 11 class 6: opt-in
+    ("decimal_tolerance", r"\frac{1}{3}", B("0.33"), I, {"rel_tol": 0.02}),
     ("decimal_tolerance", "1.5", B("1.6"), C, {"rel_tol": 0.1}),
-    ("decimal_tolerance", r"\frac{1}{7}", B("0.142857142857"), C),
+    ("decimal_tolerance", r"\frac{1}{7}", B("0.142857142857"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    ("decimal_tolerance", r"\frac{1}{7}", B("0.142857142857"), C, {"numeric_tolerance": True}),
     ("decimal_tolerance", "0", B("0.0000001"), I),
     ("decimal_tolerance", ".5", B("0.5"), C),
     ("decimal_tolerance", "0.5", B(".5"), C),
@@ -153,7 +158,8 @@ CASES: list[Case] = [
     ("radical", r"2\sqrt{3}", B(r"3\sqrt{2}"), I),
     ("radical", r"\frac{\sqrt{2}}{2}", B(r"\frac{1}{\sqrt{2}}"), C),
     ("radical", r"\frac{\sqrt{2}}{2}", B(r"\frac{\sqrt2}{2}"), C),
-    ("radical", r"\frac{\sqrt{2}}{2}", B("0.70710678"), C),
+    ("radical", r"\frac{\sqrt{2}}{2}", B("0.70710678"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    ("radical", r"\frac{\sqrt{2}}{2}", B("0.70710678"), C, {"numeric_tolerance": True}),
     ("radical", r"\frac{\sqrt{2}}{2}", B("0.707"), I),
     ("radical", r"\sqrt[3]{8}", B("2"), C),
     ("radical", r"1+\sqrt{5}", B(r"\sqrt{5}+1"), C),
@@ -168,7 +174,8 @@ CASES: list[Case] = [
     ("pi", r"2\pi", B(r"\pi \cdot 2"), C),
     ("pi", r"\frac{\pi}{4}", B(r"\pi/4"), C),
     ("pi", r"\frac{\pi}{4}", B(r"\frac{1}{4}\pi"), C),
-    ("pi", r"\frac{\pi}{4}", B("0.785398163397"), C),
+    ("pi", r"\frac{\pi}{4}", B("0.785398163397"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    ("pi", r"\frac{\pi}{4}", B("0.785398163397"), C, {"numeric_tolerance": True}),
     ("pi", r"\frac{\pi}{4}", B("0.785"), I),
     ("pi", r"\frac{\pi}{4}", B(r"\frac{\pi}{2}"), I),
     ("pi", r"16\pi", B(r"16 \pi"), C),
@@ -358,7 +365,8 @@ CASES: list[Case] = [
     ("extraction", "7", "**Answer:** 7", C),
     ("extraction", "7", "Answer: 7", C),
     ("extraction", "7", "The answer is: 8", I),
-    ("extraction", "7", r"We get $x=7$ somewhere but never state it.", N),
+    # Issue 11, class 2: the last math span of the final paragraph is the answer (was N).
+    ("extraction", "7", r"We get $x=7$ somewhere but never state it.", C),
     ("extraction", "7", "", N),
     ("extraction", "7", r"\boxed{}", N),
     ("extraction", "7", r"The answer is \boxed{7", N),
@@ -371,11 +379,12 @@ CASES: list[Case] = [
     ("extraction_mode", "7", "<answer>7</answer>", C, {"extraction": "answer_tag"}),
     ("extraction_mode", "7", r"\boxed{7}", N, {"extraction": "answer_tag"}),
     ("extraction_mode", "7", r"<answer>\boxed{7}</answer>", C, {"extraction": "answer_tag"}),
-    ("extraction_mode", "7", "reasoning\nAnswer: 7", C, {"extraction": "strict"}),
-    ("extraction_mode", "7", "reasoning\nAnswer: 7\n\n", C, {"extraction": "strict"}),
-    ("extraction_mode", "7", "Answer: 7\nmore text after", N, {"extraction": "strict"}),
-    ("extraction_mode", "7", r"reasoning \boxed{7}", N, {"extraction": "strict"}),
-    ("extraction_mode", "7", "reasoning\nAnswer: 8", I, {"extraction": "strict"}),
+    # Issue 11: `strict` now means boxes and tags only; DAPO's last-line form is `answer_line`.
+    ("extraction_mode", "7", "reasoning\nAnswer: 7", C, {"extraction": "answer_line"}),
+    ("extraction_mode", "7", "reasoning\nAnswer: 7\n\n", C, {"extraction": "answer_line"}),
+    ("extraction_mode", "7", "Answer: 7\nmore text after", N, {"extraction": "answer_line"}),
+    ("extraction_mode", "7", r"reasoning \boxed{7}", N, {"extraction": "answer_line"}),
+    ("extraction_mode", "7", "reasoning\nAnswer: 8", I, {"extraction": "answer_line"}),
     ("extraction_mode", "7", "The final answer is 7", C, {"extraction": "auto"}),
     # --- ground truth as data sets store it ----------------------------------------------------------------------
     ("gold_format", "$7$", B("7"), C),

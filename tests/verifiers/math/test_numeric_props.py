@@ -118,7 +118,11 @@ def test_numbers_never_reach_sympy(n: int, template: str) -> None:
 def test_fraction_versus_decimal_through_the_verifier(f: Fraction) -> None:
     gold = f"\\frac{{{f.numerator}}}{{{f.denominator}}}"
     assert grade(gold, f"{f.numerator}/{f.denominator}") is Verdict.CORRECT
-    assert grade(gold, f"{float(f):.12e}".replace("e", "\\times10^{") + "}") is Verdict.CORRECT
+    sci = f"{float(f):.12e}".replace("e", "\\times10^{") + "}"
+    # Issue 11, class 6: a rounded decimal is refused for an exact gold unless opted in.
+    assert grade(gold, sci, numeric_tolerance=True) is Verdict.CORRECT
+    exact = Fraction(f"{float(f):.12e}") == f
+    assert grade(gold, sci) is (Verdict.CORRECT if exact else Verdict.INCORRECT)
     rounded = f"{float(f):.2f}"
     if Fraction(rounded) != f and abs(Fraction(rounded) - f) > abs(f) * Fraction(1, 10**6):
         assert grade(gold, rounded) is Verdict.INCORRECT

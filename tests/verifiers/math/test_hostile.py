@@ -1,0 +1,163 @@
+"""Nothing can hang: every extraction and normalisation function runs in bounded time
+on hostile strings up to the answer cap (issue 11, class 7).
+
+Each call is timed in CPU seconds (`time.process_time`, so other processes on a busy
+machine do not count) and the best of `RUNS` runs must stay under `CALL_BUDGET_S`.
+A regex with nested quantifiers takes seconds to minutes on these strings; linear
+code takes well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rlvr.verifiers.math import cleanup, compare, extract, normalize, numeric, structure, symbolic
+from rlvr.verifiers.math.verifier import DEFAULT_MAX_ANSWER_CHARS
+
+CALL_BUDGET_S = 0.05
+RUNS = 3
+CAP = DEFAULT_MAX_ANSWER_CHARS
+
+# Pieces that regexes of the kind this suite guards against backtrack on: runs of
+# spaces, words, digits, punctuation, braces, dollars, commands half written.
+TOKENS = (
+    " ", "abcdef ", "a", "1", "12 ", "1,", ",000", ".", ". ", "!", "\\.", ";", ":", "$", "$$", "\\(", "\\)",
+    "\\[", "\\]", "{", "}", "\\{", "\\}", "(", ")", "[", "]", "^", "^{", "^\\circ", "\\circ", "\\text{",
+    "\\text{ cm}", "\\text{a}", "\\mathrm{kg}", "\\boxed{", "\\boxed ", "\\fbox{", "\\frac{", "\\frac12",
+    "\\left(", "\\right)", "\\sqrt{", "\\pi", "\\binom{", "11111", "!", " or ", " and ", "or", "and", "\\lor",
+    "=", "<", "\\le", "x", "\\sin ", "%", "\\%", "answer", "Answer: ", "The answer is ", "final answer",
+    "wait ", "not ", "####", "#", "<answer>", "</answer>", "<think>", "</think>", "<!--", "-->",
+    "\\phantom{", "\\color{white}", "\\\\", "\\", "\n", "\n\n", "\t", "e", "E", "-", "+", "*", "**", "/",
+    "\\begin{pmatrix}", "&", "\\end{pmatrix}", "\\approx", "\\pm", "|", "'", "sq. ", "meters ",
+)  # fmt: skip
+ENDINGS = ("", "!", "x", "}", "$", "\\", " 1", "\n")
+
+
+def _extract(s: str, mode: extract.Mode) -> object:
+    return extract.extract_answer(s, mode)
+
+
+def _norm_text(s: str) -> str:
+    return normalize.normalize(s).text
+
+
+def _view(s: str) -> object:
+    return compare.view.__wrapped__(s)
+
+
+def _structure(s: str) -> object:
+    try:
+        return structure.parse(_norm_text(s))
+    except structure.TooDeep:
+        return None
+
+
+def _check_text(s: str) -> None:
+    try:
+        symbolic._check_text(s)
+    except symbolic.Refused:
+        pass
+
+
+def _extractors() -> dict[str, Callable[[str], object]]:
+    fns: dict[str, Callable[[str], object]] = {
+        f"extract_answer[{mode}]": partial(_extract, mode=mode) for mode in extract.MODES
+    }
+    fns.update(
+        {
+            "extract_gold": extract.extract_gold,
+            "boxed_spans": extract.boxed_spans,
+            "strip_stray_delimiters": cleanup.strip_stray_delimiters,
+            "remove_hidden": cleanup.remove_hidden,
+            "normalize": normalize.normalize,
+            "strip_math_wrappers": normalize.strip_math_wrappers,
+            "strip_trailing_punct": normalize.strip_trailing_punct,
+            "parse_number": lambda s: numeric.parse_number(_norm_text(s)),
+            "structure.parse": _structure,
+            "compare.view": _view,
+            "symbolic.check_text": _check_text,
+        }
+    )
+    return fns
+
+
+FUNCTIONS = _extractors()
+
+
+def _cpu_time(fn: Callable[[str], object], s: str) -> float:
+    best = float("inf")
+    for _ in range(RUNS):
+        start = time.process_time()
+        fn(s)
+        best = min(best, time.process_time() - start)
+        if best < CALL_BUDGET_S:
+            break
+    return best
+
+
+def _assert_fast(s: str) -> None:
+    slow = {name: t for name, fn in FUNCTIONS.items() if (t := _cpu_time(fn, s)) > CALL_BUDGET_S}
+    assert not slow, (s[:80], len(s), slow)
+
+
+def _runs() -> list[str]:
+    """Each token repeated up to the cap, then an ending that makes a match fail late."""
+    out = []
+    for token in TOKENS:
+        body = token * (CAP // len(token))
+        for ending in ENDINGS:
+            out.append((body + ending)[:CAP])
+    return out
+
+
+def _pairs() -> list[str]:
+    """A digit, then a run of one token alternating with another (`1 abcdef abcdef ... !`)."""
+    heads = ("1 ", "\\boxed{", "Answer: ", "x=", "$")
+    return [
+        (head + (a + b) * (CAP // (len(a) + len(b))))[: CAP - 1] + "!"
+        for head in heads
+        for a in TOKENS[:24]
+        for b in (" ", "a")
+    ]
+
+
+@pytest.mark.parametrize("s", _runs(), ids=lambda s: repr(s[:12]) + f"*{len(s)}")
+def test_runs_of_a_token_are_fast(s: str) -> None:
+    _assert_fast(s)
+
+
+@pytest.mark.parametrize("s", _pairs(), ids=lambda s: repr(s[:16]) + f"*{len(s)}")
+def test_alternating_runs_are_fast(s: str) -> None:
+    _assert_fast(s)
+
+
+def test_issue_example_unit_words() -> None:
+    s = "1 " + "abcdef " * 10 + "!"
+    _assert_fast(s)
+    _assert_fast("1 " + "abcdef " * (CAP // 7) + "!")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=CAP).map(lambda xs: "".join(xs)[:CAP]))
+def test_generated_hostile_strings_are_fast(s: str) -> None:
+    _assert_fast(s)
+
+
+@pytest.mark.parametrize("token", [" ", "$", "\\boxed{", "{", "<answer>", "Answer: 1 ", "wait ", "= "])
+def test_whole_responses_extract_fast(token: str) -> None:
+    """Extraction sees whole responses, not only answers: a response of one token
+    repeated to `RESPONSE_PROBE_CHARS` must still extract in linear time."""
+    s = token * (RESPONSE_PROBE_CHARS // len(token)) + "!"
+    for mode in extract.MODES:
+        assert _cpu_time(partial(_extract, mode=mode), s) < RESPONSE_BUDGET_S, mode
+
+
+# Linear work over 100,000 characters is a few milliseconds; a quadratic scan is minutes.
+RESPONSE_PROBE_CHARS = 100_000
+RESPONSE_BUDGET_S = 0.5
