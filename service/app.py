@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -159,12 +160,31 @@ async def _grade(service: _Service, request: Request) -> dict[str, Any]:
 
 
 async def _parse_grade_request(request: Request) -> GradeRequest:
-    # Parsed here rather than by FastAPI so that every failure names the item and field.
+    # Parsed here rather than by FastAPI so that every failure names the item and field,
+    # and in a thread, since a large body takes a while.
+    body = await request.body()
+    return await asyncio.get_running_loop().run_in_executor(None, parse_grade_request, body)
+
+
+def parse_grade_request(body: bytes) -> GradeRequest:
+    """The request in `body`; BadRequest naming the item and field, or the duplicated key."""
     try:
-        return GradeRequest.model_validate_json(await request.body())
+        parsed = GradeRequest.model_validate_json(body)
     except ValidationError as exc:
         message, details = _body_errors(exc)
         raise BadRequest(message, details=details) from None
+    # JSON leaves duplicate keys undefined and the parser keeps the last: refuse instead of guessing.
+    json.loads(body, object_pairs_hook=_refuse_duplicate_keys)
+    return parsed
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise BadRequest(f"body: the key {key[:100]!r} appears twice in one object")
+        seen.add(key)
+    return dict(pairs)
 
 
 def _add_info_routes(app: FastAPI, service: _Service) -> None:

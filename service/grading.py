@@ -68,6 +68,7 @@ class _Ref:
     weight: float
     params: Any
     params_where: str
+    ground_truth_json: str | None
 
 
 @dataclass(slots=True)
@@ -89,11 +90,13 @@ class _Planner:
         # Items of one prompt group share params and ground truth: validate each distinct pair once.
         self._checked: dict[tuple[str, str, str], _Checked | None] = {}
 
-    def plan(self, items: Sequence[GradeItem]) -> list[_PlannedItem]:
+    def plan(self, items: Sequence[GradeItem], ground_truths: Sequence[str | None]) -> list[_PlannedItem]:
+        """Units of every item, given each item's ground truth as canonical JSON (None:
+        not serialisable)."""
         planned: list[_PlannedItem] = []
         for index, item in enumerate(items):
             where = f"items[{index}]"
-            refs = self._refs(where, item)
+            refs = self._refs(where, item, ground_truths[index])
             if refs is not None:
                 planned.append(_PlannedItem(item, self._components(where, item, refs)))
             if len(self.errors) >= MAX_ERRORS_LISTED:
@@ -103,9 +106,9 @@ class _Planner:
             raise BadRequest("; ".join(shown), details={"errors": shown})
         return planned
 
-    def _refs(self, where: str, item: GradeItem) -> list[_Ref] | None:
+    def _refs(self, where: str, item: GradeItem, gt_json: str | None) -> list[_Ref] | None:
         if isinstance(item.verifier, str):
-            return [_Ref(f"{where}.verifier", item.verifier, 1.0, item.params, f"{where}.params")]
+            return [_Ref(f"{where}.verifier", item.verifier, 1.0, item.params, f"{where}.params", gt_json)]
         if not item.verifier:
             self.errors.append(f"{where}.verifier: the verifier list is empty")
             return None
@@ -113,7 +116,7 @@ class _Planner:
             self.errors.append(f"{where}.params: with a list of verifiers, give params inside each entry")
             return None
         return [
-            _Ref(f"{where}.verifier[{j}]", ref.name, ref.weight, ref.params, f"{where}.verifier[{j}].params")
+            _Ref(f"{where}.verifier[{j}]", ref.name, ref.weight, ref.params, f"{where}.verifier[{j}].params", gt_json)
             for j, ref in enumerate(item.verifier)
         ]
 
@@ -153,7 +156,7 @@ class _Planner:
     def _check(self, where: str, item: GradeItem, ref: _Ref, loaded: LoadedVerifier) -> _Checked | None:
         try:
             params_json = canonical_json(ref.params)
-            gt_json = canonical_json(item.ground_truth)
+            gt_json = ref.ground_truth_json if ref.ground_truth_json is not None else canonical_json(item.ground_truth)
         except (TypeError, ValueError) as exc:
             self.errors.append(f"{where}: not JSON-serialisable: {exc}")
             return None
@@ -208,6 +211,9 @@ class Grader:
         self.metrics = metrics
         self.in_flight_units = 0
         self._in_flight: dict[str, asyncio.Future[UnitResult]] = {}
+        # Planning a large request is CPU work: it runs in threads, a few at a time, so
+        # that the event loop (health checks included) keeps answering meanwhile.
+        self._planning = asyncio.Semaphore(settings.planning_concurrency)
 
     # ---- validation -------------------------------------------------------------------
 
@@ -227,14 +233,45 @@ class Grader:
             raise BadRequest(f"items: {len(request.items)} items exceed the limit of {self.settings.max_items}")
         if not request.items:
             raise BadRequest("items: at least one item is required")
+        ground_truths = self._check_cost(request.items)
         planner = _Planner(self.registry, lambda default: self._deadline(request, default))
-        return planner.plan(request.items)
+        return planner.plan(request.items, ground_truths)
+
+    def _check_cost(self, items: Sequence[GradeItem]) -> list[str | None]:
+        """Each item's ground truth as canonical JSON, once the request's planning cost is
+        known to be within the limits (else BadRequest): a few items can name one verifier
+        many times over a large ground truth or response."""
+        refs = sum(1 if isinstance(item.verifier, str) else len(item.verifier) for item in items)
+        if refs > self.settings.max_verifier_refs:
+            raise BadRequest(
+                f"items: {refs} verifier references exceed the limit of {self.settings.max_verifier_refs} per request"
+            )
+        ground_truths: list[str | None] = []
+        cost = 0
+        for item in items:
+            try:
+                gt_json: str | None = canonical_json(item.ground_truth)
+            except (TypeError, ValueError):
+                gt_json = None  # the planner reports it
+            ground_truths.append(gt_json)
+            item_refs = 1 if isinstance(item.verifier, str) else len(item.verifier)
+            cost += item_refs * (len(item.response) + len(gt_json or ""))
+            if cost > self.settings.max_planning_chars:
+                raise BadRequest(
+                    f"items: verifier references times (response + ground truth) characters exceed the limit of "
+                    f"{self.settings.max_planning_chars} per request"
+                )
+        return ground_truths
+
+    async def plan_off_loop(self, request: GradeRequest) -> list[_PlannedItem]:
+        async with self._planning:
+            return await asyncio.get_running_loop().run_in_executor(None, self.plan, request)
 
     # ---- grading ----------------------------------------------------------------------
 
     async def grade(self, request: GradeRequest) -> dict[str, Any]:
         started = time.perf_counter()
-        planned = self.plan(request)
+        planned = await self.plan_off_loop(request)
         unique = _distinct_units(planned)
         with self._admitted(len(unique)):
             results, hits, dispatched = await self._resolve(unique)

@@ -24,6 +24,9 @@ from rlvr.verifiers.config import (
 
 DEFAULT_MAX_ITEMS = 10_000
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_VERIFIER_REFS = 50_000
+DEFAULT_MAX_PLANNING_CHARS = 256 * 1024 * 1024
+DEFAULT_PLANNING_CONCURRENCY = 2
 DEFAULT_DEADLINE_S = 10.0
 DEFAULT_MAX_DEADLINE_S = 120.0
 DEFAULT_CACHE_ENTRIES = 100_000
@@ -58,6 +61,20 @@ class Settings(BaseSettings):
     )
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="Items allowed per request.")
     max_request_bytes: int = Field(DEFAULT_MAX_REQUEST_BYTES, ge=1024, description="Bytes allowed per request body.")
+    max_verifier_refs: int = Field(
+        DEFAULT_MAX_VERIFIER_REFS, ge=1, description="Verifier references per request (each item names one or more)."
+    )
+    max_planning_chars: int = Field(
+        DEFAULT_MAX_PLANNING_CHARS,
+        ge=1,
+        description="Work allowed to turn a request into units: the sum over items of verifier references "
+        "times (response + ground truth JSON) characters.",
+    )
+    planning_concurrency: int = Field(
+        DEFAULT_PLANNING_CONCURRENCY,
+        ge=1,
+        description="Requests parsed and planned at once, off the event loop; others wait their turn.",
+    )
     default_deadline_s: float = Field(
         DEFAULT_DEADLINE_S, gt=0, description="Per-item deadline when neither request nor verifier sets one."
     )

@@ -103,3 +103,17 @@ def test_one_bad_item_rejects_before_grading(http: httpx.Client) -> None:
     again = post(http, {"items": [sleepy]}).json()["results"][0]
     assert again["verdict"] == "correct"
     assert again["cached"] is False
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        (b'{"items": [], "items": [{"response": "a", "verifier": "format"}]}', "items"),
+        (b'{"items": [{"response": "a", "response": "b", "verifier": "format"}]}', "response"),
+        (b'{"items": [{"response": "a", "verifier": "code", "ground_truth": {"tests": [], "tests": ["x"]}}]}', "tests"),
+    ],
+)
+def test_duplicate_keys_are_refused(http: httpx.Client, body: bytes, key: str) -> None:
+    r = http.post("/v1/grade", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    assert f"the key {key!r} appears twice" in r.json()["error"]["message"]

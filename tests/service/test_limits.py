@@ -16,7 +16,9 @@ OK = {"response": "<think>a</think><answer>b</answer>", "verifier": "format"}
 @pytest.fixture(scope="module")
 def small(plugin_dir: Path) -> Iterator[str]:
     server = Server(
-        plugin_dir, "--workers", "1", "--max-items", "5", "--max-request-bytes", "4096", "--max-in-flight", "3"
+        plugin_dir,
+        *("--workers", "1", "--max-items", "5", "--max-request-bytes", "4096", "--max-in-flight", "3"),
+        *("--max-verifier-refs", "8", "--max-planning-chars", "2000"),
     )
     try:
         yield server.url
@@ -60,3 +62,29 @@ def test_within_limits_still_works(small: str) -> None:
     r = httpx.post(small + "/v1/grade", json={"items": [OK] * 5})
     assert r.status_code == 200
     assert [x["reward"] for x in r.json()["results"]] == [1.0] * 5
+
+
+def test_too_many_verifier_references(small: str) -> None:
+    item = {"response": "x", "verifier": [{"name": "format"}] * 9}
+    r = httpx.post(small + "/v1/grade", json={"items": [item]})
+    assert r.status_code == 422
+    assert "9 verifier references exceed the limit of 8" in r.json()["error"]["message"]
+
+
+def test_too_much_planning_work(small: str) -> None:
+    # Small in bytes, large in work: one long response named by three verifiers.
+    item = {"response": "x" * 700, "verifier": [{"name": "format"}] * 3}
+    r = httpx.post(small + "/v1/grade", json={"items": [item]})
+    assert r.status_code == 422
+    assert "limit of 2000" in r.json()["error"]["message"]
+    ok = httpx.post(small + "/v1/grade", json={"items": [{**item, "verifier": [{"name": "format"}] * 2}]})
+    assert ok.status_code == 200
+
+
+def test_the_amplification_request_is_refused_under_default_limits(http: httpx.Client) -> None:
+    # 100 items naming the same verifier 1,000 times: 100,000 references to plan.
+    items = [{"response": f"r{i}", "verifier": [{"name": "format"}] * 1000} for i in range(100)]
+    r = http.post("/v1/grade", json={"items": items})
+    assert r.status_code == 422
+    assert "verifier references exceed the limit" in r.json()["error"]["message"]
+    assert http.get("/healthz").status_code == 200
