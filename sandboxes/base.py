@@ -45,6 +45,9 @@ class Limits:
     keep_output_bytes: int = 64 * 1024
     max_output_bytes: int = 8 * 1024 * 1024
     max_channel_bytes: int = 32 * 1024 * 1024
+    # Records past this many kill the job (output_limit): a grader's cost per item is
+    # bounded by the records it parses, and a tiny record costs the job nothing to write.
+    max_records: int = 10_000
 
 
 @dataclass(slots=True)

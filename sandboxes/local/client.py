@@ -80,6 +80,7 @@ class _JobState:
     early: dict[str, Any] | None = None
     infra: str | None = None
     done: bool = False
+    lines: int = 0  # on the channel so far
 
 
 class LocalSandbox:
@@ -182,7 +183,9 @@ class LocalSandbox:
     def _make(self, spec: RunSpec) -> _JobState:
         self._next_id += 1
         job = dict(spec.job)
-        early = python.precompile(job)
+        code = job.get("code")
+        too_long = type(code) is str and len(code) > core.MAX_PROGRAM_CHARS
+        early = _too_long() if too_long else python.precompile(job)
         if early is not None:
             return _JobState(spec, self._next_id, memoryview(b""), early=early)
         data = core.frame(job) + (core.frame(spec.tests) if spec.tests is not None else b"")
@@ -302,11 +305,13 @@ class LocalSandbox:
             return
         job.seen[name] += len(chunk)
         if name == "channel":
-            if job.seen[name] > limits.max_channel_bytes:
+            # Kept up to the cap even past it: the first bytes say whether the runner
+            # took the job (`core.ACCEPTED`).
+            job.out[name] += chunk[: max(0, limits.max_channel_bytes - len(job.out[name]))]
+            job.lines += chunk.count(b"\n")
+            if job.seen[name] > limits.max_channel_bytes or job.lines > limits.max_records + 1:
                 self._kill(job, Status.OUTPUT_LIMIT)
                 self._close_one(job, name, sel)
-                return
-            job.out[name] += chunk
             return
         room = limits.keep_output_bytes - len(job.out[name])
         if room > 0:
@@ -351,37 +356,49 @@ class LocalSandbox:
             stderr=bytes(job.out.get("stderr", b"")).decode("utf-8", "replace"),
             wall_s=max(0.0, wall),
             cpu_s=float(exit_.get("cpu_s") or 0.0),
-            records=_records(job.out.get("channel", b"")),
         )
-        result.status, result.infra_error = _outcome(job, result)
+        channel = bytes(job.out.get("channel", b""))
+        accepted = channel.startswith(core.ACCEPTED)
+        if accepted:
+            result.records = _records(channel[len(core.ACCEPTED) :], job.spec.limits.max_records)
+        result.status, result.infra_error = _outcome(job, result, accepted)
         return result
 
 
-def _records(channel: bytes | bytearray) -> list[dict[str, Any]]:
+def _too_long() -> dict[str, Any]:
+    return {"load": "error", "e": f"the program is longer than {core.MAX_PROGRAM_CHARS} characters"}
+
+
+def _records(channel: bytes, limit: int) -> list[dict[str, Any]]:
+    """The channel's JSON object lines, at most `limit` of them. Total over whatever the
+    program wrote there: any other line is skipped (the grader goes by the records it
+    expects, and a missing one fails its test)."""
     records = []
-    for line in bytes(channel).splitlines():
+    for line in channel.split(b"\n", limit)[:limit]:
         try:
             record = json.loads(line)
-        except ValueError:
-            continue  # not a record: the grader goes by the records it expects
+        except (ValueError, RecursionError):
+            continue
         if type(record) is dict:
             records.append(record)
     return records
 
 
-def _outcome(job: _JobState, result: RunResult) -> tuple[Status, str | None]:
+def _outcome(job: _JobState, result: RunResult, accepted: bool) -> tuple[Status, str | None]:
     """Why the job ended (the first cause that applies), and the sandbox's own failure
-    if that was it."""
+    if that was it: only before the runner accepted the job (see `core.ACCEPTED`), when
+    none of the program's code had run, can the end of a job be the sandbox's failure."""
     if job.infra:
         return Status.CRASHED, job.infra
+    if not accepted:
+        how = f"exit code {result.exit_code}, signal {result.signal}, {job.killed or 'not killed'}"
+        return Status.CRASHED, f"the sandbox runner did not take the job ({how})"
     if job.killed is not None:
         return job.killed, None
     if result.exit_code == core.EXIT_MEMORY:
         return Status.MEMORY, None
     if result.signal in (signal.SIGXCPU, signal.SIGKILL) and result.cpu_s >= job.spec.limits.cpu_s - 0.5:
         return Status.TIMEOUT, None
-    if result.exit_code == core.EXIT_BAD_JOB:
-        return Status.CRASHED, "the sandbox runner rejected the job"
     if result.exit_code != 0:
         return Status.CRASHED, None
     return Status.OK, None

@@ -32,6 +32,7 @@ seccomp, each job gets a new IPC namespace instead.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import resource
 import sys
@@ -52,6 +53,10 @@ MAX_SLOTS = UIDS_PER_ZYGOTE // 2
 # Directories whose contents a job never sees (credentials, caches, data sets, the
 # service's own checkout); anything the interpreter needs under them is bound back.
 MASKED_DIRS = ("/root", "/home", "/work", "/srv", "/mnt", "/media", "/run/secrets")
+OOM_JOB, OOM_ZYGOTE = b"1000", b"-1000"
+# Fds the zygote keeps for jobs to use after fork are moved at or above this, clear of
+# the fds 0-3 a job's process sets up first.
+MIN_KEPT_FD = 10
 # What the zygote unshares for itself at start-up (beyond its mount namespace): jobs
 # share these, apart from the host's.
 ZYGOTE_FLAGS = linux.CLONE_NEWIPC | linux.CLONE_NEWUTS
@@ -71,6 +76,9 @@ class Capabilities:
         self.uts_ns = False
         self.uid_drop = False
         self.seccomp = False
+        # An fd (>= MIN_KEPT_FD) of the mount namespace the trusted half of split jobs
+        # joins: the jobs' view with an empty, read-only /tmp; -1 if there is none.
+        self.tests_mnt = -1
         self.errors: list[str] = []
 
     def job_flags(self) -> int:
@@ -84,6 +92,8 @@ class Capabilities:
     def level(self) -> str:
         if not (self.root and self.mount_ns and self.readonly_root and self.pid_ns and self.net_ns):
             return "rlimits"
+        if self.tests_mnt < 0:
+            return "rlimits"  # the tests of split jobs would share /tmp with the program
         if not (self.ipc_ns and self.uid_drop):
             return "rlimits"
         return "full" if self.seccomp else "namespaces"
@@ -105,6 +115,7 @@ class Capabilities:
             "namespaces": namespaces,
             "readonly_root": self.readonly_root,
             "private_tmp": self.mount_ns,
+            "tests_private_tmp": self.tests_mnt >= 0,
             "masked_dirs": self.masked,
             "uid_drop": self.uid_drop,
             "per_job_uid": self.uid_drop,
@@ -182,7 +193,44 @@ def setup_zygote(hidden: list[str]) -> Capabilities:
         caps.readonly_root = True
     except OSError as exc:
         caps.errors.append(str(exc))
+        return caps
+    try:
+        caps.tests_mnt = _tests_namespace()
+    except OSError as exc:
+        caps.errors.append(f"tests namespace: {exc}")
     return caps
+
+
+def _tests_namespace() -> int:
+    """The mount namespace for the trusted half of split jobs: the zygote's read-only
+    view, with an empty read-only tmpfs on /tmp (not the host's /tmp, which it covers)."""
+
+    def empty_tmp() -> None:
+        flags = linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+        linux.mount("tmpfs", "/tmp", "tmpfs", flags, "size=4k,nr_inodes=16,mode=555")
+
+    fd = _new_ns(linux.CLONE_NEWNS, "mnt", empty_tmp)
+    try:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, MIN_KEPT_FD)
+    finally:
+        os.close(fd)
+
+
+def enter_tests_namespace(caps: Capabilities) -> None:
+    """Move the trusted half of a split job out of the /tmp it shares with the program;
+    its working directory goes with it, to the read-only root."""
+    if caps.tests_mnt >= 0:
+        linux.setns(caps.tests_mnt, linux.CLONE_NEWNS)
+        forget_tests_namespace(caps)
+    os.chdir("/")
+
+
+def forget_tests_namespace(caps: Capabilities) -> None:
+    """Close the job's copy of the fd: no process that runs the program may hold it."""
+    try:
+        os.close(caps.tests_mnt)
+    except OSError:
+        pass  # already closed (a split job's program half closes all its fds)
 
 
 def _new_ns(flag: int, name: str, inside: Callable[[], None] | None = None) -> int:
@@ -301,12 +349,28 @@ def enter_job(caps: Capabilities, slot: Slot, limits: JobLimits) -> None:
     if not caps.pid_ns:
         os.setsid()  # in a PID namespace the job is pid 1 and takes everything with it
     linux.prctl(linux.PR_SET_PDEATHSIG, 9)
+    set_oom_score_adj(OOM_JOB)
     if slot.net >= 0:
         linux.setns(slot.net, linux.CLONE_NEWNET)
     if slot.mnt >= 0:
         linux.setns(slot.mnt, linux.CLONE_NEWNS)
     os.chdir("/tmp")
     set_rlimits(limits)
+
+
+def set_oom_score_adj(value: bytes) -> None:
+    """Who the kernel's OOM killer takes first: jobs (`OOM_JOB`), never the zygote
+    (`OOM_ZYGOTE`), whose death would fail every job in flight as the sandbox's own."""
+    try:
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.write(fd, value)
+    except OSError:
+        pass  # not root (the zygote), or an old kernel: the default order
+    finally:
+        os.close(fd)
 
 
 def set_rlimits(limits: JobLimits) -> None:

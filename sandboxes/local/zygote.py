@@ -73,9 +73,11 @@ class LocalPrivileges:
         self.caps, self.slot = caps, slot
 
     def drop_untrusted(self) -> None:
+        isolate.forget_tests_namespace(self.caps)
         isolate.drop(self.caps, self.slot.uid)
 
     def drop_trusted(self) -> None:
+        isolate.enter_tests_namespace(self.caps)
         isolate.drop(self.caps, self.slot.uid + 1, dumpable=False)
 
 
@@ -103,6 +105,8 @@ class Zygote:
     def __init__(self, sock: socket.socket, caps: isolate.Capabilities) -> None:
         self.sock, self.caps = sock, caps
         self.flags = caps.job_flags()
+        # What a job's process keeps open: its std fds, the channel, the tests' namespace.
+        self.job_fds = (0, 1, 2, core.CHANNEL_FD, *([caps.tests_mnt] if caps.tests_mnt >= 0 else []))
         self.jobs: dict[int, tuple[int, isolate.Slot]] = {}  # pid -> (job id, its slot)
         self.by_id: dict[int, int] = {}  # job id -> pid
         self.free_slots = list(range(isolate.MAX_SLOTS - 1, -1, -1))  # slot numbers
@@ -226,7 +230,7 @@ class Zygote:
             os.dup2(stdout, 1)
             os.dup2(stderr, 2)
             os.dup2(channel, core.CHANNEL_FD)
-            core.close_fds_except(0, 1, 2, core.CHANNEL_FD)
+            core.close_fds_except(*self.job_fds)
             code = entry.main(LocalPrivileges(self.caps, slot))
             try:  # not contextlib.suppress: fewer objects touched in the job
                 sys.stdout.flush()
@@ -302,6 +306,7 @@ def startup(hidden: list[str]) -> isolate.Capabilities:
             linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
             linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
     if os.geteuid() == 0:
+        isolate.set_oom_score_adj(isolate.OOM_ZYGOTE)
         # The parent worker's address-space cap is for the worker, not for jobs.
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
@@ -331,11 +336,33 @@ def _options(argv: list[str]) -> dict[str, str]:
     return options
 
 
+def _under(path: str, dir_: str) -> bool:
+    return path == dir_ or path.startswith(dir_.rstrip("/") + "/")
+
+
+def checked_sys_path(entries: list[str], caps: isolate.Capabilities | None) -> list[str]:
+    """The import path jobs get, the trusted half of a split job included: no relative
+    entry (`''` from `-c` is the working directory, a job's /tmp), no root (every path,
+    /tmp's too, is under it), nothing under /tmp, and once the filesystem is read-only
+    (`caps`), only directories on read-only mounts. Entries are resolved, so no symlink
+    leads elsewhere later."""
+    kept: list[str] = []
+    for path in entries:
+        if not path.startswith("/"):
+            continue
+        real = os.path.realpath(path)
+        if real == "/" or _under(real, "/tmp") or real in kept or not os.path.exists(real):
+            continue
+        if caps is not None and caps.readonly_root and not os.statvfs(real).f_flag & os.ST_RDONLY:
+            continue
+        kept.append(real)
+    return kept
+
+
 def main(argv: list[str] | None = None) -> int:
     options = _options(sys.argv[1:] if argv is None else argv)
-    # Started with -c: the first entry is the working directory, which jobs must not import from.
-    if sys.path and sys.path[0] in ("", "/"):
-        del sys.path[0]
+    # Wherever the client's boot put its own entry, the working directory goes.
+    sys.path[:] = checked_sys_path(sys.path, None)
     # Before the filesystem view narrows, like the runner (imported with this module):
     # what is under a masked dir is out of reach after.
     for name in PRELOAD:
@@ -343,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     # site-packages for the programs' own imports; not processed by `site`, see above.
     sys.path += [d for d in options.get("site", "").split(os.pathsep) if d and d not in sys.path]
     caps = startup(hidden_data_dirs())
+    sys.path[:] = checked_sys_path(sys.path, caps)
     if "probe" in options:
         print(json.dumps(caps.to_dict()))
         return 0

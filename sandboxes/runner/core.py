@@ -24,6 +24,9 @@ from typing import Any, Protocol
 DATA_FD = 0
 CHANNEL_FD = 3
 MAX_FRAME = 64 * 1024 * 1024
+# A longer program is refused before it is sent (a load error, the program's own
+# failure), so that no program can make its job's frame too large for the runner.
+MAX_PROGRAM_CHARS = 4 * 1024 * 1024
 MAX_ERROR_CHARS = 2000
 EXIT_MEMORY = 86
 EXIT_BAD_JOB = 87
@@ -104,11 +107,22 @@ def _json_encoder() -> Callable[[Any], str]:
 _encode_record = _json_encoder()
 
 
+# The channel's first line once the runner has taken the job, before any code of the
+# program runs. Without it the program never ran, so however the job ended was the
+# sandbox's own failure; with it, nothing the program did (an exit code, a signal,
+# forged lines after it) can read as one.
+ACCEPTED = b"+\n"
+
+
 class Channel:
     """Records out, one JSON line each, on a fd only the runner's trusted code holds."""
 
     def __init__(self, fd: int = CHANNEL_FD) -> None:
         self.fd = fd
+
+    def accept(self) -> None:
+        """Say that the job is taken: call once, right before the program's code runs."""
+        os.write(self.fd, ACCEPTED)
 
     def write(self, record: dict[str, Any]) -> None:
         data = (_encode_record(record) + "\n").encode()

@@ -63,6 +63,7 @@ def _node_argv(job: dict[str, Any], script: str) -> list[str]:
 
 def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
     priv.drop_untrusted()
+    channel.accept()
     with open("/tmp/job.json", "w") as f:
         json.dump({"fn_name": job.get("fn_name"), "inputs": job["inputs"]}, f)
     prepare = _PREPARE.get(job["language"])

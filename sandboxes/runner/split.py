@@ -10,6 +10,22 @@ top-level names. Only the test half holds the record channel, and it decides pas
 fail on plain values it decoded itself: an `__eq__` that is always True, a subclass
 of int, a patched builtin, a frame walk or `sys.exit(0)` in the program all stay in
 the other process.
+
+What the test half takes from the program, and nothing more:
+
+- Names: the tests run with the test half's own builtins and imports. They see a
+  program name only where they use it as a global without binding it themselves, it
+  is not a builtin, and it is not a module the test half can import itself (then it
+  gets its own copy); the entry point always comes from the program. A setup line's
+  `from solution import f` / `import solution` is served the same names.
+- Exceptions: a builtin `Exception` the program raised is raised again as itself
+  (tests may expect a `ValueError`), except those that steer control flow
+  (`StopIteration` ends a `for`/`map`/`zip` early, an `AssertionError` is the test's own
+  verdict); those, and every non-`Exception`, come as `ProgramAborted`, which no loop
+  and no `except Exception` takes for normal flow.
+- Files: the test half imports only from the sys.path the zygote checked (read-only
+  places), and runs in a mount namespace whose /tmp is empty and read-only
+  (`Privileges.drop_trusted`), so the program has no directory it shares with it.
 """
 
 from __future__ import annotations
@@ -20,6 +36,7 @@ import json
 import os
 import socket
 import struct
+import symtable
 import sys
 from collections.abc import Callable
 from types import CodeType
@@ -42,6 +59,12 @@ class ProgramAborted(BaseException):
 
 class ProgramError(Exception):
     """A non-builtin exception raised by the program."""
+
+
+# Builtin exceptions never raised again as themselves in the test half: iteration
+# protocols and `with`/`for` machinery act on these, and an AssertionError is a verdict.
+CONTROL_FLOW = (StopIteration, StopAsyncIteration, AssertionError)
+SOLUTION_MODULE = "solution"
 
 
 def send_msg(sock: socket.socket, obj: Any) -> None:
@@ -179,16 +202,30 @@ class Link:
             except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
                 self.kill()
                 raise ProgramGone(f"malformed value: {exc}") from None
-        name, msg = str(answer.get("err")), str(answer.get("msg"))[:2000]
-        if answer.get("base") is not True:
-            raise ProgramAborted(f"{name}: {msg}")
-        exc_type = getattr(builtins, name, None)
-        if isinstance(exc_type, type) and issubclass(exc_type, Exception):
-            raise exc_type(msg)
-        raise ProgramError(f"{name}: {msg}")
+        raise program_exception(answer)
 
     def proxy(self, index: int, type_name: str) -> Remote:
         return Remote(self, index, type_name)
+
+
+def program_exception(answer: dict[str, Any]) -> BaseException:
+    """What the test half raises for an exception the program raised: see the module's
+    docstring. The program names the type; only a plain builtin `Exception` outside
+    `CONTROL_FLOW` is raised as that type."""
+    name, msg = str(answer.get("err"))[:100], str(answer.get("msg"))[:2000]
+    text = f"program raised {name}: {msg}"
+    if answer.get("base") is not True:
+        return ProgramAborted(text)
+    exc_type = vars(builtins).get(name)
+    if not (isinstance(exc_type, type) and issubclass(exc_type, Exception)):
+        return ProgramError(text)
+    if issubclass(exc_type, CONTROL_FLOW):
+        return ProgramAborted(text)
+    try:
+        exc = exc_type(msg)
+    except Exception:  # a type whose constructor wants more (UnicodeDecodeError, ...)
+        return ProgramError(text)
+    return exc if type(exc) is exc_type else ProgramError(text)
 
 
 def _arg_handle(obj: Any) -> int:
@@ -263,16 +300,42 @@ def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> in
     link = Link(parent_sock)
     try:
         priv.drop_trusted()
-        tests = core.read_frame()
-        _run_tests(job, tests, link, channel)
+        trusted_sys_path()
+        try:
+            tests = core.read_frame()
+            sources = _sources(job, tests)
+        except (EOFError, ValueError, OSError, KeyError, TypeError):
+            return core.EXIT_BAD_JOB  # before `accept`: the sandbox's failure, not the program's
+        # Nothing the program half does reaches this process's exit code or channel, so
+        # the job is accepted only now, with the tests in hand.
+        channel.accept()
+        _run_tests(job, tests, sources, link, channel)
         return 0
     finally:
         link.kill()
 
 
-def _run_tests(job: dict[str, Any], tests: dict[str, Any], link: Link, channel: core.Channel) -> None:
+def trusted_sys_path() -> None:
+    """Check, do not assume, that the test half imports from no place a job can write:
+    only absolute paths, none at or under /tmp (the zygote has already kept only
+    read-only directories; a relative entry would resolve in the working directory)."""
+    sys.path[:] = [p for p in sys.path if p.startswith("/") and p != "/" and p != "/tmp" and not p.startswith("/tmp/")]
+
+
+def _sources(job: dict[str, Any], tests: dict[str, Any]) -> list[tuple[str, str]]:
+    """The tests' code as (source, filename) pairs, in the order it runs."""
+    if tests["kind"] == "check":
+        return [(str(tests["test"]) + f"\n\ncheck({tests['entry_point']})\n", "test.py")]
+    setup = tests.get("setup")
+    pairs = [(str(setup), "setup.py")] if setup else []
+    return pairs + [(str(test), f"test_{index}") for index, test in enumerate(tests["tests"])]
+
+
+def _run_tests(
+    job: dict[str, Any], tests: dict[str, Any], sources: list[tuple[str, str]], link: Link, channel: core.Channel
+) -> None:
     timeout_s = float(job["timeout_s"])
-    ns = _load(link, timeout_s, channel)
+    ns = _load(link, timeout_s, channel, tests, sources)
     if ns is None:
         return
 
@@ -281,21 +344,23 @@ def _run_tests(job: dict[str, Any], tests: dict[str, Any], link: Link, channel: 
         return lambda: exec(python.compile_source(source, filename), ns)
 
     if tests["kind"] == "check":
-        code = tests["test"] + f"\n\ncheck({tests['entry_point']})\n"
-        _one(0, runs(code, "test.py"), timeout_s, channel)
+        _one(0, runs(*sources[0]), timeout_s, channel)
         return
-    setup = tests.get("setup")
-    if setup and not _one(-1, runs(setup, "setup.py"), timeout_s, channel, quiet=True):
-        channel.write({"load": "error", "e": "test setup failed"})
-        return
-    for index, test in enumerate(tests["tests"]):
-        if not _one(index, runs(test, f"test_{index}"), timeout_s, channel) and job.get("stop_on_failure"):
+    if tests.get("setup"):
+        setup, sources = sources[0], sources[1:]
+        if not _one(-1, runs(*setup), timeout_s, channel, quiet=True):
+            channel.write({"load": "error", "e": "test setup failed"})
+            return
+    for index, (source, filename) in enumerate(sources):
+        if not _one(index, runs(source, filename), timeout_s, channel) and job.get("stop_on_failure"):
             break
 
 
-def _load(link: Link, timeout_s: float, channel: core.Channel) -> dict[str, Any] | None:
+def _load(
+    link: Link, timeout_s: float, channel: core.Channel, tests: dict[str, Any], sources: list[tuple[str, str]]
+) -> dict[str, Any] | None:
     """Wait for the program half to load, and record how that went. The namespace for
-    the tests, holding the program's top-level names; None if it did not load."""
+    the tests, holding the program names they may see; None if it did not load."""
     core.set_alarm_handler()
     try:
         with core.TimeLimit(timeout_s):
@@ -303,7 +368,7 @@ def _load(link: Link, timeout_s: float, channel: core.Channel) -> dict[str, Any]
     except core.TestTimeout:
         channel.write({"load": "timeout", "e": "loading the program timed out"})
         return None
-    except (ProgramGone, OSError, ValueError) as exc:
+    except (ProgramGone, OSError, ValueError, RecursionError) as exc:
         channel.write({"load": "error", "e": f"program process failed to load: {exc}"})
         return None
     if type(ready) is not dict or type(ready.get("ready")) is not dict:
@@ -311,14 +376,94 @@ def _load(link: Link, timeout_s: float, channel: core.Channel) -> dict[str, Any]
         channel.write({"load": "error", "e": str(error)[:2000]})
         return None
     channel.write({"load": "ok"})
-    ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": builtins}
     try:
-        for name, value in ready["ready"].items():
-            ns[str(name)] = wire.decode(value, link.proxy)
+        return test_namespace(ready["ready"], link, tests, sources)
     except (ValueError, TypeError, KeyError, RecursionError):
         channel.write({"load": "error", "e": "malformed hello from program"})
         return None
-    return ns
+
+
+def test_namespace(
+    names: dict[str, Any], link: Link, tests: dict[str, Any], sources: list[tuple[str, str]]
+) -> dict[str, Any]:
+    """The globals the tests run in: their own builtins, plus the program names they
+    take (see the module's docstring); a `solution` module holds the same names."""
+    entry = tests.get("entry_point")
+    wanted, bound = _global_names(sources)
+    own = set(vars(builtins))
+    program: dict[str, Any] = {}
+    for name in sorted(wanted - bound):
+        if name not in names or (name in own and name != entry):
+            continue
+        module = None if name == entry else _own_module(name)
+        program[name] = module if module is not None else wire.decode(names[name], link.proxy)
+    if SOLUTION_MODULE in wanted | bound:
+        _install_solution(names, link, program)
+    return {"__name__": "__test__", "__builtins__": builtins, **program}
+
+
+def _global_names(sources: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
+    """The module-level names the code reads, and those it binds itself."""
+    wanted: set[str] = set()
+    bound: set[str] = set()
+    for source, filename in sources:
+        try:
+            table = symtable.symtable(source, filename, "exec")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # that test fails on its own when it is compiled to run
+        _scan(table, wanted, bound, top=True)
+    return wanted, bound
+
+
+def _scan(table: symtable.SymbolTable, wanted: set[str], bound: set[str], top: bool) -> None:
+    for sym in table.get_symbols():
+        name = sym.get_name()
+        if (top or sym.is_global()) and sym.is_referenced():
+            wanted.add(name)
+        if (top or sym.is_declared_global()) and (sym.is_assigned() or sym.is_imported() or sym.is_namespace()):
+            bound.add(name)
+    for child in table.get_children():
+        _scan(child, wanted, bound, top=False)
+
+
+def _is_module(name: str) -> bool:
+    """Whether the test half has a module `name` of its own (on its checked sys.path)."""
+    if name in sys.modules:
+        return True
+    import importlib.util  # only when a test uses a program name that could be a module
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except Exception:
+        return False
+
+
+def _own_module(name: str) -> Any:
+    """The test half's own module `name`, or None if it has none."""
+    if not _is_module(name):
+        return None
+    try:
+        return __import__(name)
+    except Exception:
+        return None
+
+
+def _install_solution(names: dict[str, Any], link: Link, program: dict[str, Any]) -> None:
+    """`import solution` in the tests: a module of the program's names, made here (the
+    test half never looks for it on disk). It holds no name of a module the test half
+    has, and `*` takes no builtin."""
+    import types
+
+    module = types.ModuleType(SOLUTION_MODULE)
+    public = []
+    for name, value in names.items():
+        if _is_module(name):
+            continue
+        setattr(module, name, program[name] if name in program else wire.decode(value, link.proxy))
+        if not name.startswith("_") and name not in vars(builtins):
+            public.append(name)
+    module.__all__ = public  # type: ignore[attr-defined]
+    sys.modules[SOLUTION_MODULE] = module
 
 
 def _one(index: int, thunk: Callable[[], None], timeout_s: float, channel: core.Channel, quiet: bool = False) -> bool:
