@@ -4,7 +4,8 @@ Only exact built-in types pass (checked with `type(x) is ...`, never `isinstance
 a subclass with a custom `__eq__`, an object whose `__repr__` lies, or a proxy arrives
 on the other side as an opaque handle (or is refused), never as a value that compares
 equal. Decoding builds only built-in containers and scalars from `json.loads` output:
-nothing from the untrusted side can run code in the decoder's process.
+nothing from the untrusted side can run code in the decoder's process, and data no
+encoder would write raises `WireError`, never another exception.
 """
 
 from __future__ import annotations
@@ -51,42 +52,96 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
 _FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
+# The tags whose body is a list of encoded members, and what the members make.
+_SEQUENCES: dict[str, Callable[[list[Any]], Any]] = {"$t": tuple, "$s": set, "$fs": frozenset, "$c": list}
+
+
+class WireError(ValueError):
+    """Wire data that no `encode` could have produced: the sending side's failure."""
+
+
 def decode(data: Any, proxy: Callable[[int, str], Any] | None = None, depth: int = 0) -> Any:
+    """Wire data back to a value. Total over anything `json.loads` returns: malformed
+    data raises `WireError` and nothing else (the data may come from the program, and
+    a grader that crashed on it would let the program choose its own fate)."""
     if depth > MAX_DEPTH:
-        raise ValueError("value nested too deeply")
+        raise WireError("value nested too deeply")
     t = type(data)
     if data is None or t is bool or t is int or t is str or t is float:
         return data
     if t is list:
         return [decode(v, proxy, depth + 1) for v in data]
     if t is not dict:
-        raise ValueError(f"bad wire value of type {t.__name__}")
+        raise WireError(f"bad wire value of type {t.__name__}")
     if len(data) == 1 or (len(data) == 2 and "$h" in data):
         key = next(iter(data)) if "$h" not in data else "$h"
-        if key.startswith("$"):
+        if type(key) is str and key.startswith("$"):
             return _decode_tagged(key, data, proxy, depth)
-    return {k: decode(v, proxy, depth + 1) for k, v in data.items()}
+    return {_key(k): decode(v, proxy, depth + 1) for k, v in data.items()}
+
+
+def _key(key: Any) -> str:
+    if type(key) is not str:
+        raise WireError("bad wire dict key")
+    return key
 
 
 def _decode_tagged(key: str, data: dict[str, Any], proxy: Callable[[int, str], Any] | None, depth: int) -> Any:
     body = data[key]
-    if key == "$f" and body in _FLOATS:
+    if key == "$h":
+        name = data.get("$type")
+        if proxy is None or type(body) is not int:
+            raise WireError("bad wire handle")
+        return proxy(body, name[:100] if type(name) is str else "object")
+    if key == "$f":
+        if type(body) is not str or body not in _FLOATS:
+            raise WireError("bad wire float")
         return _FLOATS[body]
-    if key == "$t":
-        return tuple(decode(v, proxy, depth + 1) for v in body)
-    if key == "$s":
-        return {decode(v, proxy, depth + 1) for v in body}
-    if key == "$fs":
-        return frozenset(decode(v, proxy, depth + 1) for v in body)
+    if key == "$b":
+        return _bytes(body)
+    if type(body) is not list:
+        raise WireError(f"bad wire body for {key[:20]!r}")
     if key == "$d":
-        return {decode(k, proxy, depth + 1): decode(v, proxy, depth + 1) for k, v in body}
-    if key == "$b" and type(body) is str:
-        return base64.b64decode(body)
+        return _dict(body, proxy, depth)
+    if key not in _SEQUENCES:
+        raise WireError(f"bad wire tag {key[:20]!r}")
+    items = [decode(v, proxy, depth + 1) for v in body]
     if key == "$c":
-        return complex(float(body[0]), float(body[1]))
-    if key == "$h" and proxy is not None and type(body) is int:
-        return proxy(body, str(data.get("$type", "object")))
-    raise ValueError(f"bad wire tag {key}")
+        return _complex(items)
+    return _hashed(_SEQUENCES[key], items)
+
+
+def _bytes(body: Any) -> bytes:
+    if type(body) is not str:
+        raise WireError("bad wire bytes")
+    try:
+        return base64.b64decode(body, validate=True)
+    except ValueError:  # binascii.Error, and non-ASCII text
+        raise WireError("bad wire bytes") from None
+
+
+def _complex(parts: list[Any]) -> complex:
+    # Exactly two floats, as `encode` writes them: an int part could be too large for
+    # a float, which is how a forged record once crashed the grader.
+    if len(parts) != 2 or type(parts[0]) is not float or type(parts[1]) is not float:
+        raise WireError("bad wire complex")
+    return complex(parts[0], parts[1])
+
+
+def _dict(body: list[Any], proxy: Callable[[int, str], Any] | None, depth: int) -> Any:
+    if not all(type(pair) is list and len(pair) == 2 for pair in body):
+        raise WireError("bad wire dict entry")
+    pairs = [(decode(k, proxy, depth + 1), decode(v, proxy, depth + 1)) for k, v in body]
+    return _hashed(dict, pairs)
+
+
+def _hashed(build: Callable[[list[Any]], Any], items: list[Any]) -> Any:
+    """`build(items)` for a set, frozenset or dict: an unhashable member (a list, or a
+    tuple holding one) is malformed data."""
+    try:
+        return build(items)
+    except TypeError:
+        raise WireError("unhashable member in a wire set or dict") from None
 
 
 def to_json(value: Any) -> Any:

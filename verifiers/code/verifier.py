@@ -15,6 +15,7 @@ from rlvr.sandboxes.base import Limits, meets_isolation
 from rlvr.sandboxes.runner import wire
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.code import compare
+from rlvr.verifiers.code.description import COMPARISON_RULES
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.models import (
     AssertTests,
@@ -77,10 +78,12 @@ def _toolchains() -> dict[str, str | None]:
 
 class CodeVerifier:
     name = "code"
-    version = "1.0.0"
+    # 1.1: integers compare exactly, and the fence extractor reads CRLF and list items.
+    version = "1.1.0"
     description = (
         "Runs the response's program (last fenced block of the language) against assert, HumanEval, "
-        "call-based or stdin/stdout tests in an isolated sandbox; the comparison happens outside it."
+        "call-based or stdin/stdout tests in an isolated sandbox; the comparison happens outside it.\n\n"
+        + COMPARISON_RULES
     )
     params_model = CodeParams
     ground_truth_model = GroundTruth
@@ -208,29 +211,53 @@ def _record_map(result: RunResult, n: int) -> tuple[dict[str, Any] | None, dict[
     return load, tests, duplicates
 
 
+def _text(value: Any, default: str, limit: int = MAX_REASON) -> str:
+    """A record's text field for a reason. The program may have forged the record, so
+    anything but a string is `default`, and a lone surrogate (valid in JSON, not in
+    UTF-8, so it would break the response) is replaced."""
+    if type(value) is not str or not value:
+        return default
+    return value[-limit:].encode("utf-8", "replace").decode("utf-8")
+
+
 def _check_record(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, str]:
+    """Whether test `index` passed, and why not. A record may be forged (call and values
+    modes run the program in the runner's process), so whatever it holds is the
+    program's: wire and compare are total over it (their hypothesis tests say so), and
+    should anything still raise, that is this test failing, never the grader failing."""
+    try:
+        return _judge(prep, index, record)
+    except Exception as exc:
+        return False, f"unusable record ({type(exc).__name__})"
+
+
+def _judge(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, str]:
     status = record.get("s")
+    why = _text(record.get("e"), _text(status, "malformed record"), 200)
     if prep.mode == "split":
-        return status == "pass", str(record.get("e") or status)
+        return status == "pass", why
     if prep.mode in ("stdio", "native_stdio"):
-        if status != "ok" or record.get("code") != 0:
-            return False, f"run {status} (exit code {record.get('code')})"
+        code = record.get("code")
+        if status != "ok" or type(code) is not int or code != 0:
+            return False, f"run {_text(status, '?', 50)} (exit code {code if type(code) is int else '?'})"
         out = record.get("out")
         if type(out) is not str:
             return False, "malformed record"
         return compare.stdout_equal(out, prep.expected[index])
     if status != "ok":
-        return False, str(record.get("e") or status)
+        return False, why
+    if prep.mode == "native_call":
+        if "j" not in record:
+            return False, "malformed record"
+        return compare.json_equal(record["j"], prep.expected[index]), "wrong value"
+    if "v" not in record:
+        return False, "malformed record"
     try:
-        if prep.mode == "native_call":
-            if "j" not in record:
-                return False, "malformed record"
-            return compare.json_equal(record["j"], prep.expected[index]), "wrong value"
         value = wire.decode(record["v"])
         if prep.mode == "values":
             return compare.python_equal(value, prep.expected[index]), "wrong value"
         return compare.json_equal(wire.to_json(value), prep.expected[index]), "wrong value"
-    except (KeyError, ValueError, TypeError, RecursionError) as exc:
+    except (wire.WireError, wire.Unsupported) as exc:
         return False, f"unusable value: {exc}"[:200]
 
 
@@ -290,7 +317,7 @@ def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
     load, tests, duplicates = _record_map(result, prep.n_tests)
     if load is not None and load.get("load") != "ok":
         verdict = Verdict.TIMEOUT if load.get("load") == "timeout" else Verdict.INCORRECT
-        reason = str(load.get("e", "program failed to load"))[-MAX_REASON:]
+        reason = _text(load.get("e"), "program failed to load")
         return Outcome(0.0, verdict, reason, {**details, "passed": 0})
     tally = _tally(prep, tests, duplicates)
     details["passed"] = tally.passed
@@ -299,5 +326,5 @@ def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
     if tally.passed == prep.n_tests:
         return Outcome(1.0, Verdict.CORRECT, "", details)
     if result.stderr and "Traceback" in result.stderr:
-        details["stderr_tail"] = result.stderr[-1000:]
+        details["stderr_tail"] = _text(result.stderr, "", 1000)
     return _failed(prep, params, result, tally, details)

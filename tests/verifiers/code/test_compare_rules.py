@@ -1,0 +1,171 @@
+"""Class 5: integers compare exactly, a tolerance applies only where the expected
+value is a float, and bool is not a number. Families of near misses, generated from
+the rule, in each of the comparator's three entry points and through the verifier."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlvr.verifiers.code import compare
+from tests.verifiers.code.conftest import grade
+
+INTS = [0, 1, -1, 7, 1000, 123456789, -123456789, 10**9 + 7, 2**31 - 1, 2**53, 2**53 + 1, 10**18, 10**30, -(10**40)]
+
+
+def _near_misses(n: int) -> list[int]:
+    """Ints a relative tolerance of 1e-6 (or 1e-5, as APPS has) would let through."""
+    step = max(1, abs(n) // 10**7)
+    return sorted({n + 1, n - 1, n + step, n - step, n + max(1, abs(n) // 10**6), n - max(1, abs(n) // 10**6)} - {n})
+
+
+INT_MISSES = [(n, m) for n in INTS for m in _near_misses(n)]
+
+
+@pytest.mark.parametrize(("expected", "actual"), INT_MISSES)
+def test_near_int_fails_everywhere(expected: int, actual: int) -> None:
+    assert not compare.python_equal(actual, expected)
+    assert not compare.json_equal(actual, expected)
+    assert not compare.json_equal([actual], [expected])
+    assert not compare.python_equal((1, actual), (1, expected))
+    assert not compare.token_equal(str(actual), str(expected))
+    assert not compare.stdout_equal(f"1 {actual}\n", f"1 {expected}\n")[0]
+
+
+@pytest.mark.parametrize("n", INTS)
+def test_equal_int_passes_everywhere(n: int) -> None:
+    assert compare.python_equal(n, n) and compare.json_equal(n, n) and compare.token_equal(str(n), str(n))
+    assert compare.stdout_equal(f"{n}\r\n", f"{n}\n") == (True, "")
+
+
+@pytest.mark.parametrize("n", INTS)
+def test_float_for_int_only_when_integral_and_exact(n: int) -> None:
+    as_float = float(n)
+    assert compare.python_equal(as_float, n) is (as_float == n)  # 2**53 + 1 has no float
+    assert compare.json_equal(as_float, n) is (as_float == n)
+    for off in (0.5, 1e-9 * max(1, abs(n)), 1e-7):
+        if as_float + off != as_float:
+            assert not compare.python_equal(as_float + off, n)
+            assert not compare.json_equal(as_float + off, n)
+    for bad in (math.nan, math.inf, -math.inf):
+        assert not compare.python_equal(bad, n) and not compare.json_equal(bad, n)
+
+
+@pytest.mark.parametrize("n", INTS)
+@pytest.mark.parametrize("spelling", ["{}.0", "{}e0", "{}.", "0x{}", "{}_0", "{} ", "{}L"])
+def test_stdout_int_token_needs_an_integer_token(n: int, spelling: str) -> None:
+    token = spelling.format(n)
+    assert compare.token_equal(token.strip(), str(n)) is (token.strip() == str(n))
+
+
+@pytest.mark.parametrize(
+    ("got", "want"), [("007", "7"), ("+7", "7"), ("-0", "0"), ("+0", "-0"), ("000", "0"), ("-007", "-7")]
+)
+def test_stdout_int_tokens_compare_by_value(got: str, want: str) -> None:
+    assert compare.token_equal(got, want) and compare.token_equal(want, got)
+
+
+BOOL_CASES: list[tuple[Any, Any]] = [
+    (True, 1),
+    (False, 0),
+    (1, True),
+    (0, False),
+    (1.0, True),
+    (True, 1.0),
+    ([True], [1]),
+    ((0,), (False,)),
+    ({"a": True}, {"a": 1}),
+    ({True}, {1}),
+    ({1: "x"}, {True: "x"}),
+    (frozenset({(0, 1)}), frozenset({(False, True)})),
+]
+
+
+@pytest.mark.parametrize(("actual", "expected"), BOOL_CASES)
+def test_bool_is_not_a_number(actual: Any, expected: Any) -> None:
+    assert not compare.python_equal(actual, expected)
+    if type(expected) in (bool, int, float, list):
+        assert not compare.json_equal(actual, expected)
+
+
+FLOATS = [0.1, 1.0, -2.5, 1 / 3, 123456.789, 1e-12, 6.02e23, -1e300, 1e-300, 0.0]
+
+
+@pytest.mark.parametrize("e", FLOATS)
+def test_float_tolerance_applies_where_expected_is_float(e: float) -> None:
+    tol = max(compare.REL_TOL * abs(e), compare.ABS_TOL)
+    for inside in (e + tol * 0.5, e - tol * 0.5, e):
+        assert compare.python_equal(inside, e) and compare.json_equal(inside, e)
+        assert compare.token_equal(repr(inside), repr(e))
+    for outside in (e + tol * 4, e - tol * 4):
+        assert not compare.python_equal(outside, e) and not compare.json_equal(outside, e)
+        assert not compare.token_equal(repr(outside), repr(e))
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"), [(2, 2.0), (10**20, 1e20), (2**1024, 1.7976931348623157e308), (3, 3.0000001)]
+)
+def test_int_for_float_within_tolerance(actual: int, expected: float) -> None:
+    assert compare.python_equal(actual, expected) and compare.json_equal(actual, expected)
+
+
+@pytest.mark.parametrize("actual", [10**400, -(10**400), 10**309])
+@pytest.mark.parametrize("expected", [1.0, 1e308, -1e308, math.inf, math.nan])
+def test_ints_past_float_range(actual: int, expected: float) -> None:
+    assert not compare.python_equal(actual, expected)
+
+
+@pytest.mark.parametrize(("a", "e"), [(math.nan, math.nan), (math.inf, math.inf), (-math.inf, -math.inf)])
+def test_special_floats_match_only_themselves(a: float, e: float) -> None:
+    assert compare.python_equal(a, e)
+    for other in (0.0, 1e308, -a if not math.isnan(a) else 1.0):
+        assert not compare.python_equal(other, e)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(), st.integers())
+def test_ints_equal_iff_equal(a: int, b: int) -> None:
+    assert compare.python_equal(a, b) is (a == b)
+    assert compare.json_equal(a, b) is (a == b)
+    assert compare.token_equal(str(a), str(b)) is (a == b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=-(10**20), max_value=10**20), st.floats(allow_nan=True, allow_infinity=True))
+def test_float_for_int_iff_exactly_equal(n: int, f: float) -> None:
+    assert compare.python_equal(f, n) is (f == n)
+
+
+@pytest.mark.parametrize(("actual", "expected"), [([1, 2], (1, 2)), ((1, 2), [1, 2]), ({1: 2}, [[1, 2]]), (b"a", "a")])
+def test_container_types_are_exact(actual: Any, expected: Any) -> None:
+    assert not compare.python_equal(actual, expected)
+
+
+# ---------------------------------------------------------------- through the verifier
+
+WRONG = 123456700
+RIGHT = 123456789
+
+
+@pytest.mark.usefixtures("isolated")
+@pytest.mark.parametrize("value", [WRONG, RIGHT, float(RIGHT), float(WRONG), True, RIGHT + 1])
+@pytest.mark.parametrize("mode", ["values", "call", "stdio"])
+def test_modes_grade_ints_exactly(mode: str, value: Any) -> None:
+    right = type(value) is not bool and value == RIGHT
+    if mode == "stdio":
+        gt: dict[str, Any] = {"inputs": ["\n"], "outputs": [f"{RIGHT}\n"]}
+        program = f"print({value!r})"
+        right = right and type(value) is int
+    elif mode == "call":
+        gt = {"fn_name": "f", "inputs": [[]], "outputs": [RIGHT]}
+        program = f"def f():\n    return {value!r}\n"
+    else:
+        gt = {"tests": [f"assert f() == {RIGHT}"]}
+        program = f"def f():\n    return {value!r}\n"
+    out = grade(program, gt)
+    assert out.score == (1.0 if right else 0.0), out.reason
+    assert not out.mask

@@ -1,0 +1,31 @@
+"""How the `code` verifier compares, beside what common judges do: part of its
+description in `GET /v1/verifiers`, so a trainer can see which judge its rewards match.
+
+The rules are implemented in `rlvr.verifiers.code.compare`; the judges' columns are
+their published checkers and harnesses (testlib's `ncmp`/`wcmp`/`lcmp`/`rcmp6`, used by
+Codeforces and, in spirit, AtCoder's exact match with stated error bounds; APPS and TACO's
+`testing_util.py`; LiveCodeBench's `lcb_runner/evaluation/testing_util.py`).
+"""
+
+COMPARISON_RULES = """\
+Comparison rules (the expected value decides; `e` is the expected value):
+| case | here | Codeforces / AtCoder checkers | APPS / TACO harness | LiveCodeBench harness |
+|---|---|---|---|---|
+| expected int (value, call) | exact: an int equal to e, or a float that is integral and exactly equal (3.0 for 3); \
+123456700 fails for 123456789 | exact (ncmp reads 64-bit ints) | Python ==, then np.allclose (rtol 1e-5) on floats: \
+123456700 passes | Python == (exact; 3.0 == 3) |
+| expected float (value, call) | an int or float within max(1e-6 * abs(e), 1e-9); nan only nan, inf only itself | \
+as the problem states, usually abs or rel error 1e-6 (rcmp6) | np.allclose (rtol 1e-5, atol 1e-8) | Python == (exact) |
+| bool | True/False match only themselves (never 1/0) | n/a | Python == (True == 1) | Python == (True == 1) |
+| containers | same type (list is not tuple, except that call mode reads tuples as lists), length and members; \
+set members and dict keys by Python equality, then these rules | n/a | == with fallbacks (first element of a \
+one-element list) | tuples become lists, then == |
+| stdout lines | CRLF is LF; trailing blank lines ignored; the number of lines and of tokens per line must match \
+| wcmp: tokens only, line breaks ignored; lcmp: per line | several fallbacks, down to comparing token sets | \
+stripped lines, their number must match |
+| stdout integer token in e | an integer token of the same value (007 is 7, -0 is 0); 3.0 fails for 3 | exact \
+(wcmp) or same value (ncmp) | float tokens under np.allclose | Decimal equality (3.0 passes for 3) |
+| stdout decimal token in e (1.5, 2e-3) | any numeral within max(1e-6 * abs(e), 1e-9) | abs or rel 1e-6 (rcmp6) | \
+np.allclose | Decimal equality (exact) |
+| other stdout tokens | exact text | exact text | exact, or as sets | exact text |
+"""
