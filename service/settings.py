@@ -40,6 +40,8 @@ DEFAULT_REDIS_MAX_DELIVERIES = 3
 DEFAULT_REDIS_MAX_QUEUE = 20_000
 DEFAULT_REDIS_RESULT_TIMEOUT_S = 600.0
 DEFAULT_REDIS_OP_TIMEOUT_S = 3.0
+DEFAULT_REDIS_DEAD_LETTER_MAX = 10_000
+DEFAULT_REDIS_DEAD_CONSUMER_IDLE_S = 3600.0
 DEFAULT_DRAIN_GRACE_S = 30.0
 
 
@@ -117,6 +119,14 @@ class Settings(BaseSettings):
     )
     redis_max_deliveries: int = Field(
         DEFAULT_REDIS_MAX_DELIVERIES, ge=1, description="Deliveries before an entry goes to the dead-letter stream."
+    )
+    redis_dead_letter_max: int = Field(
+        DEFAULT_REDIS_DEAD_LETTER_MAX, ge=1, description="Entries kept in the dead-letter stream (the oldest go)."
+    )
+    redis_dead_consumer_idle_s: float = Field(
+        DEFAULT_REDIS_DEAD_CONSUMER_IDLE_S,
+        gt=0,
+        description="A consumer of the job stream idle this long with nothing pending (a dead worker's) is deleted.",
     )
     redis_max_queue: int = Field(
         DEFAULT_REDIS_MAX_QUEUE, ge=1, description="Stream entries waiting or in progress; past it requests get 429."

@@ -120,8 +120,32 @@ class Worker:
             if self.tasks:
                 await asyncio.gather(*self.tasks, return_exceptions=True)
             heartbeat.cancel()
+            await self._leave_group()
             await self.pool.close()
             await self.client.aclose()
+
+    async def _leave_group(self) -> None:
+        """Deletes this worker's consumer when it holds nothing, so that the group does
+        not collect one consumer per worker ever started."""
+        with contextlib.suppress(*REDIS_ERRORS, ResponseError):
+            if not await self._pending_of(self.name):
+                await self.client.xgroup_delconsumer(redis_keys.JOB_STREAM, redis_keys.WORKER_GROUP, self.name)
+
+    async def _pending_of(self, consumer: str) -> int:
+        consumers = await self.client.xinfo_consumers(redis_keys.JOB_STREAM, redis_keys.WORKER_GROUP)
+        return sum(int(c["pending"]) for c in consumers if as_text(c["name"]) == consumer)
+
+    async def _delete_dead_consumers(self) -> None:
+        """Consumers idle past `redis_dead_consumer_idle_s` with nothing pending belong to
+        workers that died (a live one reads every few seconds): delete them."""
+        idle_ms = self.settings.redis_dead_consumer_idle_s * 1000
+        consumers = await self.client.xinfo_consumers(redis_keys.JOB_STREAM, redis_keys.WORKER_GROUP)
+        for c in consumers:
+            name = as_text(c["name"])
+            if name != self.name and int(c["pending"]) == 0 and int(c["idle"]) > idle_ms:
+                # Deleting is safe even if it came back: XREADGROUP creates it again.
+                await self.client.xgroup_delconsumer(redis_keys.JOB_STREAM, redis_keys.WORKER_GROUP, name)
+                log.info("deleted dead consumer %s", name)
 
     async def _ensure_group(self) -> None:
         try:
@@ -201,6 +225,7 @@ class Worker:
         if entries:
             await self.client.hincrby(redis_keys.STATS, "reclaimed", len(entries))
             log.info("reclaimed %d idle entries", len(entries))
+        await self._delete_dead_consumers()
         return entries
 
     async def _deliveries(self, entry_id: str) -> int:
@@ -252,7 +277,9 @@ class Worker:
     ) -> None:
         log.error("dead-lettering entry %s: %s", entry_id, why)
         letter: dict[Any, Any] = {**fields, "entry": entry_id, "reason": why}
-        await self.client.xadd(redis_keys.DEAD_LETTER_STREAM, letter)
+        await self.client.xadd(
+            redis_keys.DEAD_LETTER_STREAM, letter, maxlen=self.settings.redis_dead_letter_max, approximate=False
+        )
         await self.client.hincrby(redis_keys.STATS, "dead_lettered", 1)
         failures = [infrastructure_failure(f"dead-lettered: {why}", entry=entry_id) for _ in units]
         await self._publish(entry_id, reply, units, failures)
