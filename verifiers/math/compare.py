@@ -120,9 +120,7 @@ def _scalars_equal(g: str, p: str, ctx: _Ctx) -> bool:
     if gn is not None and pn is not None:
         ctx.used("numeric")
         if isinstance(gn, Num) and isinstance(pn, Num) and (ctx.gold_pct or ctx.pred_pct):
-            return numeric.percent_equal(
-                gn, pn, ctx.gold_pct, ctx.pred_pct, ctx.rel_tol, ctx.numeric_tolerance
-            )
+            return numeric.percent_equal(gn, pn, ctx.gold_pct, ctx.pred_pct, ctx.rel_tol, ctx.numeric_tolerance)
         return numeric.numbers_equal(gn, pn, ctx.rel_tol, ctx.numeric_tolerance)
     ctx.used("symbolic")
     try:
@@ -215,9 +213,7 @@ def _equal(g: Node, p: Node, ctx: _Ctx) -> bool:
         pp = p.parts if isinstance(p, Union) else (p,)
         return (len(gp) > 1 or len(pp) > 1) and _unordered(gp, pp, ctx)
     if isinstance(g, Matrix) and isinstance(p, Matrix):
-        return len(g.rows) == len(p.rows) and all(
-            _ordered(gr, pr, ctx) for gr, pr in zip(g.rows, p.rows, strict=True)
-        )
+        return len(g.rows) == len(p.rows) and all(_ordered(gr, pr, ctx) for gr, pr in zip(g.rows, p.rows, strict=True))
     if isinstance(g, Scalar) and g.label and isinstance(p, Relation):
         g = Relation(g.label, "=", g.text)
     if isinstance(p, Scalar) and p.label and isinstance(g, Relation):

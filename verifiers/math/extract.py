@@ -49,7 +49,8 @@ NEGATION_WINDOW = 16
 _NEGATION_BEFORE_RE = re.compile(r"(?:\bnot|n't|\\neq?|\u2260)[\s$:=]*$", re.IGNORECASE)
 _THINK_CLOSE = "</think>"
 
-_BOX_TOKEN_RE = re.compile(r"\\(?:boxed|fbox)\s*\{|\\[{}]|[{}]")
+# `\\\\` (a row break) is matched first so its second backslash never escapes a brace.
+_BOX_TOKEN_RE = re.compile(r"\\\\|\\(?:boxed|fbox)\s*\{|\\[{}]|[{}]")
 _BOX_START_RE = re.compile(r"\\(?:boxed|fbox)")
 # `\boxed 5` (no braces) is legal TeX for a one-token argument.
 _BOX_BARE_RE = re.compile(r"\\boxed[ \t]+([^\s${}\\]+)")

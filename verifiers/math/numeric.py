@@ -130,9 +130,7 @@ def close(a: Fraction, b: Fraction, rel_tol: float) -> bool:
     return abs(a - b) <= Fraction(repr(rel_tol)) * max(abs(a), abs(b))
 
 
-def numbers_equal(
-    gold: Num | Infinity, pred: Num | Infinity, rel_tol: float, numeric_tolerance: bool = False
-) -> bool:
+def numbers_equal(gold: Num | Infinity, pred: Num | Infinity, rel_tol: float, numeric_tolerance: bool = False) -> bool:
     if isinstance(gold, Infinity) or isinstance(pred, Infinity):
         return isinstance(gold, Infinity) and isinstance(pred, Infinity) and gold.negative == pred.negative
     if gold.exact and (pred.exact or not numeric_tolerance):
@@ -140,7 +138,7 @@ def numbers_equal(
     return close(gold.value, pred.value, rel_tol)
 
 
-def percent_equal(  # noqa: PLR0913  (the two sides, their signs, and the tolerance rule)
+def percent_equal(
     gold: Num, pred: Num, gold_pct: bool, pred_pct: bool, rel_tol: float, numeric_tolerance: bool = False
 ) -> bool:
     """Equality when either side carried a percent sign.

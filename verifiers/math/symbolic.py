@@ -18,9 +18,9 @@ Every step has a bound so no input can make the parser or sympy run away:
 Exact versus approximate: when neither side holds a decimal, values must agree to
 `EXACT_TOL` relative error at `PRECISION` digits (two distinct closed forms do not
 agree to 30 digits by accident). When only the answer holds a decimal, the gold is
-exact and the decimal must equal it up to `DECIMAL_REPR_TOL`, what reading a decimal
-into binary floating point loses (`37.6991` is not `12\\pi`); `numeric_tolerance`
-or a decimal in the gold makes `rel_tol` apply.
+exact and the decimal, read back as the exact fraction it writes, must agree to
+`EXACT_TOL` too (`37.6991` is not `12\\pi`, `0.5\\pi` is `\\pi/2`);
+`numeric_tolerance` or a decimal in the gold makes `rel_tol` apply.
 """
 
 from __future__ import annotations
@@ -51,8 +51,6 @@ MAX_EXPAND_POWER = 12
 MAX_SIMPLIFY_OPS = 40
 PRECISION = 30
 EXACT_TOL = 1e-20
-# latex2sympy reads a decimal through a double: 0.1 is off by about 1e-17 relative.
-DECIMAL_REPR_TOL = 1e-15
 # Below this, an exact closed form evaluated at PRECISION digits is zero.
 ZERO_FLOOR = 1e-25
 SAMPLE_TOL = 1e-9
@@ -281,10 +279,32 @@ def _sampled_equal(a: Any, b: Any, tol: float) -> bool | None:
     return True if agree >= 3 else None
 
 
+def _exact_decimals(expr: Any) -> Any:
+    """`expr` with each decimal as the exact value it writes, held at PRECISION digits.
+
+    latex2sympy keeps a decimal's digits (`str` gives them back) but holds it in
+    binary: `0.1` is off by 1e-17, which an exact comparison would see.
+    """
+    floats = expr.atoms(sympy.Float)
+    if not floats:
+        return expr
+    return expr.xreplace({f: sympy.Float(sympy.Rational(str(f)), PRECISION) for f in floats})
+
+
 def _tolerance(gold: Any, pred: Any, rel_tol: float, numeric_tolerance: bool) -> float:
     if _has_float(gold) or (numeric_tolerance and _has_float(pred)):
         return max(rel_tol, EXACT_TOL)
-    return DECIMAL_REPR_TOL if _has_float(pred) else EXACT_TOL
+    return EXACT_TOL
+
+
+def _constants_equal(a: Any, b: Any, tol: float) -> bool:
+    """The difference is evaluated at PRECISION digits before it becomes a double, so
+    an exact tolerance is exact (12pi and its 16-digit decimal differ in the 17th)."""
+    va, vb, diff = _num(a), _num(b), _num(a - b)
+    if va is None or vb is None or diff is None:
+        return False
+    scale = max(abs(va), abs(vb))
+    return abs(diff) <= tol * scale or abs(diff) <= (ZERO_FLOOR if tol == EXACT_TOL else 0.0)
 
 
 def exprs_equal(a: Any, b: Any, rel_tol: float, numeric_tolerance: bool = False) -> bool:
@@ -294,11 +314,10 @@ def exprs_equal(a: Any, b: Any, rel_tol: float, numeric_tolerance: bool = False)
     if not (isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr)):
         return False
     tol = _tolerance(a, b, rel_tol, numeric_tolerance)
+    if tol == EXACT_TOL:
+        b = _exact_decimals(b)
     if not a.free_symbols and not b.free_symbols:
-        va, vb = _num(a), _num(b)
-        if va is None or vb is None:
-            return False
-        return _close(va, vb, tol, ZERO_FLOOR if tol == EXACT_TOL else 0.0)
+        return _constants_equal(a, b, tol)
     diff = a - b
     if _expand_is_cheap(diff) and sympy.expand(diff) == 0:
         return True
