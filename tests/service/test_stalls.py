@@ -83,3 +83,13 @@ def test_each_unit_of_a_chunk_is_held_to_its_own_deadline(one_worker: str) -> No
     assert spin["details"]["cpu_s"] >= 1.0
     # Killed on its own deadline, long before the earlier unit's would have passed.
     assert elapsed < LONG_DEFAULT_DEADLINE_S / 2
+
+
+def test_a_worker_that_dies_idle_is_replaced_before_the_next_job(one_worker: str) -> None:
+    [pid] = dispatcher_state(one_worker)["pids"]  # type: ignore[misc]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while (state := dispatcher_state(one_worker))["pids"] == [pid] or state["workers_alive"] != 1:
+        assert time.monotonic() < deadline, state
+        time.sleep(0.1)
+    assert state["restarts"]["died_idle"] >= 1  # type: ignore[index]
