@@ -35,6 +35,7 @@ from rlvr.verifiers.registry import Registry
 log = logging.getLogger(__name__)
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    408: {"model": ErrorResponse, "description": "The request's headers or body came too slowly"},
     413: {"model": ErrorResponse, "description": "Request body too large"},
     422: {"model": ErrorResponse, "description": "Invalid request; the message names the item and field"},
     429: {"model": ErrorResponse, "description": "Too much work in flight; retry after Retry-After seconds"},
@@ -75,7 +76,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         description="Rewards from programs for RL with verifiable rewards.",
         lifespan=_lifespan(service),
     )
-    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes, timeout_s=settings.body_timeout_s)
     _add_error_handlers(app)
     _add_grade_route(app, service)
     _add_info_routes(app, service)

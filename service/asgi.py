@@ -1,15 +1,17 @@
 """HTTP plumbing below the routes: the JSON every answer is written in, the error
-body, and the request-size limit."""
+body, and the limits on a request's size and on how slowly its body may come."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any
 
 from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rlvr.service.errors import HTTP_STATUS, PayloadTooLarge
+from rlvr.service.errors import HTTP_STATUS, PayloadTooLarge, RequestTimeout
 
 
 class StrictJSONResponse(JSONResponse):
@@ -25,11 +27,14 @@ def error_response(status: int, code: str, message: str, details: Any = None, he
 
 
 class BodyLimit:
-    """Refuses bodies over the byte limit, whether or not Content-Length is honest."""
+    """Refuses bodies over the byte limit, whether or not Content-Length is honest, and
+    bodies not fully received within `timeout_s` of the first read (a slow client holds
+    a connection and a request's memory)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -40,17 +45,26 @@ class BodyLimit:
             await response(scope, receive, send)
             return
         seen = 0
+        complete = False
+        deadline: float | None = None
 
-        async def counting_receive() -> Message:
-            nonlocal seen
-            message = await receive()
+        async def limited_receive() -> Message:
+            nonlocal seen, complete, deadline
+            if complete:  # the body is in: what follows is a wait for disconnect
+                return await receive()
+            deadline = deadline or time.monotonic() + self.timeout_s
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                raise RequestTimeout(f"body: not received within {self.timeout_s:g}s") from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
+                complete = not message.get("more_body", False)
                 if seen > self.max_bytes:
                     raise PayloadTooLarge(self._message())
             return message
 
-        await self.app(scope, counting_receive, send)
+        await self.app(scope, limited_receive, send)
 
     @staticmethod
     def _declared_length(scope: Scope) -> int:

@@ -22,6 +22,10 @@ class PayloadTooLarge(ServiceError):
     """The body is over `max_request_bytes`."""
 
 
+class RequestTimeout(ServiceError):
+    """The client sent its request too slowly."""
+
+
 class Overloaded(ServiceError):
     """Too much work in flight; the client should retry after `retry_after_s`."""
 
@@ -47,6 +51,7 @@ HTTP_STATUS: dict[type[RLVRError], tuple[int, str]] = {
     BadRequest: (422, "invalid_request"),
     UnknownVerifier: (422, "unknown_verifier"),
     PayloadTooLarge: (413, "payload_too_large"),
+    RequestTimeout: (408, "request_timeout"),
     Overloaded: (429, "overloaded"),
     ShuttingDown: (503, "shutting_down"),
     BackendUnavailable: (503, "backend_unavailable"),

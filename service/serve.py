@@ -1,18 +1,24 @@
-"""`rlvr serve`: uvicorn with a drain on SIGTERM or SIGINT (see `service.drain`).
+"""`rlvr serve`: uvicorn with a drain on SIGTERM or SIGINT (see `service.drain`), a
+deadline on each request's headers, and a cap on connections.
 
 The first signal starts the drain while the server keeps listening, so that /readyz
 says not-ready and new requests get a retryable 503; once the requests in flight are
 answered, uvicorn stops as usual. A second signal stops at once.
+
+uvicorn times out idle keep-alive connections but not a client that sends its headers a
+byte at a time; `timed_h11` adds that deadline (the body's is `asgi.BodyLimit`'s).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import socket
 from types import FrameType
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from rlvr.service.app import create_app
 from rlvr.service.drain import Drain
@@ -57,6 +63,58 @@ class DrainingServer(uvicorn.Server):
         self.should_exit = True
 
 
+def timed_h11(header_timeout_s: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol, closing connections whose request headers are not all in
+    within `header_timeout_s` (of the connection, or of the previous response)."""
+    body = json.dumps({"error": {"code": "request_timeout", "message": "headers: not received in time"}}).encode()
+    answer = (
+        b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+
+    class TimedH11Protocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._reading_headers():
+                return
+            self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()  # the next request on this connection has the same deadline
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _reading_headers(self) -> bool:
+            return self.cycle is None or self.cycle.response_complete
+
+        def _arm(self) -> None:
+            self._disarm()
+            if self._reading_headers() and not self.transport.is_closing():
+                self._header_timer = self.loop.call_later(header_timeout_s, self._expired)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _expired(self) -> None:
+            self._header_timer = None
+            if self._reading_headers() and not self.transport.is_closing():
+                self.transport.write(answer)
+                self.transport.close()
+
+    return TimedH11Protocol
+
+
 def serve(settings: Settings) -> None:
     app = create_app(settings)
     config = uvicorn.Config(
@@ -66,5 +124,7 @@ def serve(settings: Settings) -> None:
         log_level=settings.log_level,
         access_log=False,
         timeout_graceful_shutdown=SHUTDOWN_AFTER_DRAIN_S,
+        http=timed_h11(settings.header_timeout_s),
+        limit_concurrency=settings.max_connections,
     )
     DrainingServer(config, app.state.drain).run()

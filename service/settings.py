@@ -43,6 +43,9 @@ DEFAULT_REDIS_OP_TIMEOUT_S = 3.0
 DEFAULT_REDIS_DEAD_LETTER_MAX = 10_000
 DEFAULT_REDIS_DEAD_CONSUMER_IDLE_S = 3600.0
 DEFAULT_DRAIN_GRACE_S = 30.0
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+DEFAULT_BODY_TIMEOUT_S = 120.0
+DEFAULT_MAX_CONNECTIONS = 1024
 
 
 class Settings(BaseSettings):
@@ -99,6 +102,15 @@ class Settings(BaseSettings):
         DEFAULT_MAX_IN_FLIGHT, ge=1, description="Items being graded at once; past it requests get 429."
     )
 
+    header_timeout_s: float = Field(
+        DEFAULT_HEADER_TIMEOUT_S, gt=0, description="Time a client has to send a request's headers (408 after)."
+    )
+    body_timeout_s: float = Field(
+        DEFAULT_BODY_TIMEOUT_S, gt=0, description="Time a client has to send a request's whole body (408 after)."
+    )
+    max_connections: int = Field(
+        DEFAULT_MAX_CONNECTIONS, ge=1, description="Open connections and requests at once; past it requests get 503."
+    )
     drain_grace_s: float = Field(
         DEFAULT_DRAIN_GRACE_S,
         ge=0,

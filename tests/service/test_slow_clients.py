@@ -1,0 +1,80 @@
+"""Slow clients: headers and body have deadlines, and connections are capped."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.services import Server
+
+# How long a test waits for the server to hang up: far past the 1 s deadlines set here.
+PATIENCE_S = 30
+
+
+@pytest.fixture(scope="module")
+def strict(plugin_dir: Path) -> Iterator[Server]:
+    server = Server(plugin_dir, "--workers", "1", header_timeout_s="1", body_timeout_s="1", max_connections="8")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def connect(server: Server) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE_S)
+    return sock
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Everything until the server closes the connection (a timeout fails the test)."""
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_headers_sent_too_slowly_get_408_and_a_closed_connection(strict: Server) -> None:
+    with connect(strict) as sock:
+        sock.sendall(b"POST /v1/grade HTTP/1.1\r\nHost: x\r\n")  # and never the rest
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b'"request_timeout"' in answer
+
+
+def test_a_keep_alive_connection_gets_the_same_deadline_for_its_next_request(strict: Server) -> None:
+    with connect(strict) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = b""
+        while not first.endswith(b'{"status":"ok"}'):
+            first += sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # the next request stalls in its headers
+        assert read_all(sock).startswith(b"HTTP/1.1 408")
+
+
+def test_a_body_sent_too_slowly_gets_408(strict: Server) -> None:
+    with connect(strict) as sock:
+        sock.sendall(
+            b"POST /v1/grade HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+            b"content-length: 100\r\n\r\n" + b'{"items": ['
+        )
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert b"body: not received within 1s" in answer
+
+
+def test_connections_past_the_cap_are_refused(strict: Server) -> None:
+    held = [connect(strict) for _ in range(8)]
+    try:
+        r = httpx.get(strict.url + "/healthz", timeout=PATIENCE_S)
+        assert r.status_code == 503
+    finally:
+        for sock in held:
+            sock.close()
+    # Once they are gone, the server answers again.
+    r = httpx.get(strict.url + "/healthz", timeout=PATIENCE_S)
+    assert r.status_code == 200
