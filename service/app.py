@@ -25,7 +25,7 @@ from rlvr.errors import RLVRError
 from rlvr.service.asgi import BodyLimit, StrictJSONResponse, error_response
 from rlvr.service.backends import Backends, build_backends
 from rlvr.service.drain import Drain
-from rlvr.service.errors import BackendUnavailable, BadRequest, Overloaded, ShuttingDown, http_status
+from rlvr.service.errors import BackendUnavailable, BadRequest, ClientGone, Overloaded, ShuttingDown, http_status
 from rlvr.service.grading import MAX_ERRORS_LISTED, Grader, format_loc
 from rlvr.service.metrics import Metrics
 from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, VerifierList
@@ -156,8 +156,25 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
 
 
 async def _grade(service: _Service, request: Request) -> dict[str, Any]:
+    """The answer to a grade request; ClientGone (and its grading cancelled, so that its
+    queued work is dropped) if the client disconnects first."""
     body = await _parse_grade_request(request)
-    return await service.grader().grade(body)
+    grading = asyncio.ensure_future(service.grader().grade(body))
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({grading, gone}, return_when=asyncio.FIRST_COMPLETED)
+        if grading.done():
+            return grading.result()
+        raise ClientGone("the client disconnected before its answer")
+    finally:
+        gone.cancel()
+        grading.cancel()
+
+
+async def _disconnected(request: Request) -> None:
+    # The body has been read, so the next message can only be the disconnect.
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def _parse_grade_request(request: Request) -> GradeRequest:

@@ -26,6 +26,10 @@ class RequestTimeout(ServiceError):
     """The client sent its request too slowly."""
 
 
+class ClientGone(ServiceError):
+    """The client disconnected before its answer: its grading was cancelled."""
+
+
 class Overloaded(ServiceError):
     """Too much work in flight; the client should retry after `retry_after_s`."""
 
@@ -52,6 +56,7 @@ HTTP_STATUS: dict[type[RLVRError], tuple[int, str]] = {
     UnknownVerifier: (422, "unknown_verifier"),
     PayloadTooLarge: (413, "payload_too_large"),
     RequestTimeout: (408, "request_timeout"),
+    ClientGone: (499, "client_closed_request"),
     Overloaded: (429, "overloaded"),
     ShuttingDown: (503, "shutting_down"),
     BackendUnavailable: (503, "backend_unavailable"),

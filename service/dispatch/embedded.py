@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import multiprocessing as mp
 import multiprocessing.forkserver
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from rlvr.service.dispatch.fair import FairQueue
 from rlvr.service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, stalled, timed_out
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.registry import Registry
@@ -162,7 +164,7 @@ class _Worker:
     def _loop(self) -> None:
         while True:
             try:
-                chunk = self.pool.chunks.get(timeout=IDLE_CHECK_S)
+                chunk = self.pool.chunks.get(IDLE_CHECK_S)
             except queue.Empty:
                 if not self.pool.closing and not self.alive():
                     self.pool.on_restart("died_idle")
@@ -280,7 +282,9 @@ class EmbeddedDispatcher:
         self.chunk_size = chunk_size
         self.max_rss_mb = max_rss_mb
         self.ctx = mp.get_context("forkserver")
-        self.chunks: queue.SimpleQueue[_Chunk | None] = queue.SimpleQueue()
+        # Chunks of every request, taken round-robin between requests.
+        self.chunks: FairQueue[_Chunk] = FairQueue()
+        self._requests = itertools.count()
         self.handles: list[_Worker] = []
         self.closing = False
         self.restarts: dict[str, int] = {"deadline": 0, "stalled": 0, "crashed": 0, "died_idle": 0}
@@ -309,8 +313,7 @@ class EmbeddedDispatcher:
 
     async def close(self) -> None:
         self.closing = True
-        for _ in self.handles:
-            self.chunks.put(None)
+        self.chunks.stop(len(self.handles))
         loop = asyncio.get_running_loop()
 
         def stop() -> None:
@@ -332,7 +335,9 @@ class EmbeddedDispatcher:
         loop = asyncio.get_running_loop()
         # Small batches are spread over every worker; large ones go in chunk_size pieces.
         size = max(1, min(self.chunk_size, -(-len(units) // self.workers)))
+        owner = next(self._requests)
         futures: list[asyncio.Future[list[UnitResult]]] = []
+        chunks: list[_Chunk] = []
         for start in range(0, len(units), size):
             fut: asyncio.Future[list[UnitResult]] = loop.create_future()
 
@@ -340,11 +345,14 @@ class EmbeddedDispatcher:
                 loop.call_soon_threadsafe(_resolve, fut, results)
 
             futures.append(fut)
-            self.chunks.put(_Chunk(list(units[start : start + size]), done))
-        out: list[UnitResult] = []
-        for chunk in await asyncio.gather(*futures):
-            out.extend(chunk)
-        return out
+            chunks.append(_Chunk(list(units[start : start + size]), done))
+        self.chunks.put_many(owner, chunks)
+        try:
+            gathered = await asyncio.gather(*futures)
+        except asyncio.CancelledError:
+            self.chunks.cancel(owner)  # the request is gone: its queued chunks are not verified
+            raise
+        return [result for chunk in gathered for result in chunk]
 
     def health(self) -> dict[str, Any]:
         alive = sum(1 for h in self.handles if h.alive())

@@ -1,0 +1,77 @@
+"""Requests share the workers fairly, and a client that leaves stops costing work."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.services import Server
+
+BIG = 20  # units of 0.2 s each, one per chunk, on one worker
+
+
+@pytest.fixture(scope="module")
+def serial(plugin_dir: Path) -> Iterator[str]:
+    server = Server(plugin_dir, "--workers", "1", "--chunk-size", "1")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def tally_items(path: Path, n: int) -> list[dict[str, object]]:
+    return [{"response": f"r{i}", "verifier": "tally", "ground_truth": str(path)} for i in range(n)]
+
+
+def lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def wait_until(condition: object, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+
+
+def in_flight(url: str) -> float:
+    for line in httpx.get(url + "/metrics", timeout=10).text.splitlines():
+        if line.startswith("rlvr_in_flight_items "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def test_a_small_request_does_not_wait_behind_a_large_batch(serial: str, tmp_path: Path) -> None:
+    tally = tmp_path / "big"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        big = pool.submit(httpx.post, serial + "/v1/grade", json={"items": tally_items(tally, BIG)}, timeout=300)
+        wait_until(lambda: lines(tally) >= 1)
+        small = httpx.post(serial + "/v1/grade", json={"items": [{"response": "fair", "verifier": "format"}]})
+        graded_before_small = lines(tally)
+        assert small.status_code == 200
+        assert big.result(timeout=300).status_code == 200
+    # The small request took its turn after a chunk or two of the big one, not after all of them.
+    assert graded_before_small < BIG // 2, graded_before_small
+
+
+def test_the_queued_work_of_a_client_that_left_is_dropped(serial: str, tmp_path: Path) -> None:
+    tally = tmp_path / "abandoned"
+    body = json.dumps({"items": tally_items(tally, BIG)}).encode()
+    with socket.create_connection(("127.0.0.1", int(serial.rsplit(":", 1)[1])), timeout=60) as sock:
+        sock.sendall(
+            b"POST /v1/grade HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
+        wait_until(lambda: lines(tally) >= 1)
+    wait_until(lambda: in_flight(serial) == 0)
+    assert lines(tally) < BIG // 2
+    # The worker is free for others at once.
+    r = httpx.post(serial + "/v1/grade", json={"items": [{"response": "next", "verifier": "format"}]}, timeout=60)
+    assert r.status_code == 200
