@@ -33,6 +33,15 @@ _CHOICE_GOLD_RE = re.compile(r"^\(?([A-Z])\)?$")
 _CHOICE_PRED_RE = re.compile(r"^\(([A-Za-z])\)|^([A-Za-z])$|^([A-Z])(?:[:.)]|\s)")
 _OP_SIGN = {"<": 1, "<=": 1, ">": -1, ">=": -1}
 _EMPTY_SETS = {"\\emptyset", "\\{\\}", "\\O"}
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+# A trig function of a bare number: `\tan 15`, `\sin(30)`; starts at the command.
+_TRIG_NUMBER_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)\s*\(?\s*\d+(?:\.\d+)?(?![\d.^])")
 _REALS = {"\\mathbb{R}", "\\R", "(-\\infty,\\infty)"}
 
 
@@ -91,7 +100,11 @@ def view(answer: str, *, gold: bool = False) -> View:
         m = _CHOICE_PRED_RE.match(norm.text)
         if m is not None:
             choice = next(g for g in m.groups() if g is not None).upper()
-    if norm.words:
+    number = _NUMBER_WORDS.get(norm.text.casefold()) if norm.words else None
+    if number is not None:
+        # `five` is 5 (issue 11, class 5); only small integers, where words are usual.
+        norm = Normalized(str(number), norm.percent, norm.degrees)
+    elif norm.words:
         return View(answer, norm, Scalar(norm.text), choice)
     if structure.max_nesting(norm.text) > symbolic.MAX_NESTING:
         return View(answer, norm, None, choice, "answer nested too deeply")
@@ -250,6 +263,21 @@ def decide(gold: View, pred: View, rel_tol: float, numeric_tolerance: bool = Fal
     return Decision(ok, ctx.stage, reason, pn.text, hedge=ctx.hedge and not ok)
 
 
+def _in_degrees(answer: str) -> str:
+    return _TRIG_NUMBER_RE.sub(lambda m: m.group(0) + "^\\circ", answer)
+
+
+def _degree_views(gold: View, pred: View) -> tuple[View, View]:
+    """`\\tan 15` read as `\\tan 15^\\circ` when the other side measures its trig
+    arguments in degrees (issue 11, class 5): one side dropped the sign, not the unit."""
+    if gold.norm.degrees == pred.norm.degrees:
+        return gold, pred
+    if gold.norm.degrees:
+        return gold, view(_in_degrees(pred.raw))
+    return view(_in_degrees(gold.raw), gold=True), pred
+
+
 @lru_cache(maxsize=65536)
 def decide_cached(gold: View, pred_answer: str, rel_tol: float, numeric_tolerance: bool = False) -> Decision:
-    return decide(gold, view(pred_answer), rel_tol, numeric_tolerance)
+    gold_view, pred_view = _degree_views(gold, view(pred_answer))
+    return decide(gold_view, pred_view, rel_tol, numeric_tolerance)

@@ -68,6 +68,13 @@ _ARRAY_SPEC_RE = re.compile(r"^\{[lcr|]*\}")
 _THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _IDENT_RE = re.compile(r"^(?!\\infty)(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?[a-zA-Z0-9]+\}?)?(?:'|\([a-z]\))?$")
 # Relation operators, longest first; `\le` must not match the start of `\left`.
+# What names a value in front of `=` (issue 11, class 5): a tuple of names `(p,q)`,
+# a function at a point `f(3)`, a length `|AB|`, a segment `AB`, an angle `\angle ABC`.
+# Never a general expression: a gold `x^2+y^2=1` must stay an equation.
+_LABEL_RE = re.compile(
+    r"^(?:\([a-zA-Z](?:,[a-zA-Z])+\)|[a-zA-Z](?:\^\{?-1\}?)?\([a-zA-Z0-9+\-]{1,6}\)"
+    r"|\|[A-Z]{1,3}\||[A-Z]{2,3}|(?:m)?\\angle ?[A-Z]{1,3})$"
+)
 _REL_RE = re.compile(r"\\(?:le|ge|ne|approx)(?![a-zA-Z])|<|>|=")
 _REL_CANON = {"\\le": "<=", "\\ge": ">=", "\\ne": "!=", "\\approx": "="}
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
@@ -196,13 +203,25 @@ def _relation(s: str, depth: int) -> Node | None:
     if all(op == "=" for op in canon):
         # `x = 3`, `y = 2x + 1`, `x = y = 3`: the value is the last side; the names
         # before it are labels.
-        if all(_IDENT_RE.match(p) for p in pieces[:-1]):
+        if all(_is_label(p) for p in pieces[:-1]):
             value = parse(pieces[-1], depth + 1)
             return replace(value, label=pieces[-2]) if isinstance(value, Scalar) else value
         if len(pieces) == 2:
             return Relation(pieces[0], "=", pieces[1])
         return None
     return _inequality(pieces, canon)
+
+
+def _is_label(s: str) -> bool:
+    return _IDENT_RE.match(s) is not None or _LABEL_RE.match(s) is not None
+
+
+def _membership(s: str, depth: int) -> Node | None:
+    """`x \\in [-2, 7]` is the set it names."""
+    pieces = _split_top(s, ("\\in",))
+    if len(pieces) == 2 and _is_label(pieces[0]) and pieces[1]:
+        return parse(pieces[1], depth + 1)
+    return None
 
 
 def _inequality(pieces: list[str], ops: list[str]) -> Node | None:
@@ -274,7 +293,7 @@ def parse(s: str, depth: int = 0) -> Node:
             return items[0]
         return Seq("tuple", items)
 
-    rel = _relation(s, depth)
+    rel = _membership(s, depth) or _relation(s, depth)
     if rel is not None:
         return rel
     if s.count("\\pm") == 1:

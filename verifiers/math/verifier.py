@@ -42,8 +42,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.math import symbolic
-from rlvr.verifiers.math.compare import View, decide_cached, view
+from rlvr.verifiers.math.compare import Decision, View, decide_cached, view
 from rlvr.verifiers.math.extract import Mode, extract_answer, extract_gold
+from rlvr.verifiers.math.structure import Seq, Union
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_MAX_ANSWER_CHARS = 1000
@@ -183,6 +184,10 @@ class MathVerifier:
             details["stage"] = "guard"
             return _outcome(False, f"answer longer than {params.max_answer_chars} characters", details)
 
+        joined = _joined_boxes(found.candidates, gold, params)
+        if joined is not None:
+            details["stage"], details["candidates"] = joined.stage, found.candidates[: MAX_CANDIDATES + 1]
+            return _outcome(True, "the boxed answers together equal the ground truth", details)
         decision = decide_cached(gold.view, answer, params.rel_tol, params.numeric_tolerance)
         details["stage"] = decision.stage
         details["normalized"] = decision.pred[:200]
@@ -199,6 +204,17 @@ class MathVerifier:
                 details["hedge"] = True
                 return _outcome(False, hedge, details)
         return _outcome(True, decision.reason, details)
+
+
+def _joined_boxes(candidates: list[str], gold: PreparedGold, params: MathParams) -> Decision | None:
+    """Several boxes that together are a many-part gold (`\\boxed{1}, \\boxed{-2}` for
+    the solutions `1, -2`); None when the gold has one part or they are not it."""
+    node = gold.view.node
+    many = (isinstance(node, Seq) and len(node.items) > 1) or isinstance(node, Union)
+    if not many or not 1 < len(candidates) <= MAX_CANDIDATES:
+        return None
+    decision = decide_cached(gold.view, ", ".join(candidates), params.rel_tol, params.numeric_tolerance)
+    return decision if decision.equal else None
 
 
 def _hedge(others: list[str], gold: PreparedGold, params: MathParams) -> str | None:
