@@ -1,24 +1,49 @@
-"""Which part of a response is the program."""
+"""Which part of a response is the program: the code block a human reader sees.
+
+Fences as CommonMark has them, read the way a reader of the raw text reads them:
+
+- a fence is a run of 3 or more backticks or tildes; an opening one may be indented
+  (inside a list item, or after the item's marker on the same line: `1. ```python`)
+  and carries an info string, whose first word is the language (`python3`, `Py`,
+  `{.python}`, `c++`, `node` ...); a backtick fence's info string has no backtick
+  (else the line is inline code);
+- the block ends at a line holding only a run of the same character at least as long,
+  indented at most 3 columns more than the opening fence, or at the end of the text
+  (a response cut off mid-block still has its code);
+- the block's lines lose the opening fence's indentation, or as much of it as all of
+  them have (so code in a list item keeps its own indentation);
+- CRLF, CR and LF all end lines.
+
+One pass over the lines, each looked at once, with string methods only: linear time
+on any text.
+"""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 
 from rlvr.verifiers.code.models import ALIASES
 
-# An opening fence with an optional info string, up to a closing fence or the end (a
-# response cut off mid-block still has its code).
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+TAB = 4
+FENCE_CHARS = "`~"
+MIN_FENCE = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    char: str
+    length: int
+    indent: int  # the column the fence starts at
+    tag: str = ""
 
 
 def extract_code(response: str, language: str) -> str:
     """The last fenced block tagged with `language` (or an alias); else the last
-    untagged block; else the whole response."""
+    untagged block; else the whole response (with LF line ends)."""
+    text = _lf(response)
     tagged: list[str] = []
     untagged: list[str] = []
-    for match in _FENCE.finditer(response):
-        tag = match.group(2).strip().lower()
-        body = match.group(3)
+    for tag, body in fenced_blocks(text):
         if not tag:
             untagged.append(body)
         elif ALIASES.get(tag) == language:
@@ -27,4 +52,107 @@ def extract_code(response: str, language: str) -> str:
         return tagged[-1]
     if untagged:
         return untagged[-1]
-    return response
+    return text
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """Every fenced block of `text`, in order, as (language tag, code)."""
+    lines = _lf(text).split("\n")
+    blocks: list[tuple[str, str]] = []
+    index = 0
+    while index < len(lines):
+        fence = opening_fence(lines[index])
+        index += 1
+        if fence is None:
+            continue
+        start = index
+        while index < len(lines) and not _closes(lines[index], fence):
+            index += 1
+        code = "\n".join(_dedent(lines[start:index], fence.indent))
+        # A closed block's last line ended; an open one ends where the text does.
+        blocks.append((fence.tag, code + "\n" if index < len(lines) else code))
+        index += 1  # past the closing fence
+    return blocks
+
+
+def _indent(line: str) -> tuple[int, int]:
+    """The leading whitespace of `line`: its width in columns (tabs to the next stop
+    of 4) and its length in characters."""
+    column = 0
+    for n, char in enumerate(line):
+        if char == " ":
+            column += 1
+        elif char == "\t":
+            column += TAB - column % TAB
+        else:
+            return column, n
+    return column, len(line)
+
+
+def _fence_run(text: str) -> tuple[str, int]:
+    """The fence character that `text` starts with and how many of it, or ("", 0)."""
+    char = text[:1]
+    if not char or char not in FENCE_CHARS:
+        return "", 0
+    length = len(text) - len(text.lstrip(char))
+    return (char, length) if length >= MIN_FENCE else ("", 0)
+
+
+def _list_marker(text: str) -> int:
+    """The width of a list item's marker and the blank after it (`- `, `12. `, `3) `)
+    at the start of `text`, or 0."""
+    digits = len(text) - len(text.lstrip("0123456789"))
+    if 0 < digits <= 9 and text[digits : digits + 1] in (".", ")"):
+        marker = digits + 1
+    elif text[:1] in ("-", "*", "+"):
+        marker = 1
+    else:
+        return 0
+    blank = len(text) - marker - len(text[marker:].lstrip(" \t"))
+    return marker + blank if blank else 0
+
+
+def opening_fence(line: str) -> Fence | None:
+    column, start = _indent(line)
+    rest = line[start:]
+    marker = _list_marker(rest)
+    if marker:  # a fence as the first thing in a list item: `1. ```python`
+        column = len(line[: start + marker].expandtabs(TAB))
+        rest = rest[marker:]
+    char, length = _fence_run(rest)
+    if not char:
+        return None
+    info = rest[length:].strip()
+    if char == "`" and "`" in info:
+        return None
+    words = info.split(maxsplit=1)
+    tag = words[0].strip("{}.:").lower() if words else ""
+    return Fence(char, length, column, tag)
+
+
+def _closes(line: str, fence: Fence) -> bool:
+    column, start = _indent(line)
+    if column > fence.indent + 3:
+        return False
+    char, length = _fence_run(line[start:])
+    return char == fence.char and length >= fence.length and not line[start + length :].strip()
+
+
+def _dedent(lines: list[str], indent: int) -> list[str]:
+    """The block's lines without the fence's indentation, or as much of it as every
+    non-blank line has."""
+    widths = [_indent(line)[0] for line in lines if line.strip()]
+    cut = min([indent, *widths])
+    return [_cut(line, cut) for line in lines] if cut else lines
+
+
+def _cut(line: str, columns: int) -> str:
+    _, start = _indent(line)
+    lead = line[:start]
+    if "\t" in lead:
+        lead = lead.expandtabs(TAB)
+    return lead[columns:] + line[start:]

@@ -281,5 +281,5 @@ def test_a_right_value_still_scores() -> None:
     """The same path with a record that holds the expected value: 1.0, so the tests
     above fail for the right reason."""
     prep = _prepared("call")
-    recs: list[dict[str, Any]] = [{"load": "ok"}, {"i": 0, "s": "ok", "v": SENTINEL}, {"i": 1, "s": "ok", "v": SENTINEL}]
+    recs: list[dict[str, Any]] = [{"load": "ok"}, *({"i": i, "s": "ok", "v": SENTINEL} for i in (0, 1))]
     assert grade(prep, CodeParams(), RunResult(Status.OK, exit_code=0, records=recs)).score == 1.0
