@@ -105,8 +105,9 @@ def _numeric(rng: random.Random) -> tuple[str, list[Variant]]:
         if len(f"{float(f)}") < 10:  # terminating decimal: exactly right
             right.append(f"{float(f)}")
         else:
-            right.append(f"{float(f):.10f}")
-            wrong.append(f"{float(f):.2f}")  # rounded: not the rational (0.33 is not 1/3)
+            # Issue 11, class 6: a rounded decimal is not an exact gold, however many digits.
+            wrong.append(f"{float(f):.10f}")
+            wrong.append(f"{float(f):.2f}")
         return gold, _pick(rng, gold, right, wrong, f"{_frac_latex(f + 2)}|||{gold}")
     if kind < 0.9:
         d = rng.randint(1, 999) / 100
@@ -123,7 +124,8 @@ def _numeric(rng: random.Random) -> tuple[str, list[Variant]]:
 
 _EXPRESSIONS: list[tuple[str, list[str], list[str]]] = [
     ("2\\sqrt{3}", ["\\sqrt{12}", "2 \\sqrt 3", "2\\sqrt{3}"], ["\\sqrt{3}", "3\\sqrt{2}", "2\\sqrt{2}"]),
-    ("\\frac{\\pi}{4}", ["\\pi/4", "\\frac{1}{4}\\pi", "0.7853981634"], ["\\frac{\\pi}{2}", "0.785"]),
+    # A decimal is not an exact gold (issue 11, class 6).
+    ("\\frac{\\pi}{4}", ["\\pi/4", "\\frac{1}{4}\\pi"], ["\\frac{\\pi}{2}", "0.785", "0.7853981634"]),
     ("\\frac{3\\sqrt{2}}{2}", ["\\frac{3}{\\sqrt{2}}", "1.5\\sqrt{2}"], ["\\frac{3}{2}", "3\\sqrt{2}"]),
     ("x^2+2x+1", ["(x+1)^2", "x^2 + 2x + 1", "1+2x+x^2"], ["x^2+1", "(x-1)^2"]),
     ("\\frac{1}{x+1}", ["(x+1)^{-1}", "\\dfrac{1}{1+x}"], ["\\frac{1}{x}+1", "x+1"]),
