@@ -24,12 +24,14 @@ from rlvr import __version__
 from rlvr.errors import RLVRError
 from rlvr.service.asgi import BodyLimit, StrictJSONResponse, error_response
 from rlvr.service.backends import Backends, build_backends
+from rlvr.service.contract import ground_truth_conditions
 from rlvr.service.drain import Drain
 from rlvr.service.errors import BackendUnavailable, BadRequest, ClientGone, Overloaded, ShuttingDown, http_status
 from rlvr.service.grading import MAX_ERRORS_LISTED, Grader, format_loc
 from rlvr.service.metrics import Metrics
 from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, VerifierList
 from rlvr.service.settings import Settings, builtin_config
+from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -80,7 +82,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     _add_error_handlers(app)
     _add_grade_route(app, service)
     _add_info_routes(app, service)
-    _document_grade_request(app)
+    _document_grade_request(app, service.registry.config)
     # The server runner (service.serve) starts the drain on SIGTERM.
     app.state.drain = service.drain
     return app
@@ -233,9 +235,10 @@ def _add_info_routes(app: FastAPI, service: _Service) -> None:
         return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
-def _document_grade_request(app: FastAPI) -> None:
+def _document_grade_request(app: FastAPI, config: BuiltinConfig) -> None:
     """`/v1/grade` parses its own body, so FastAPI does not see the GradeRequest model:
-    its schema (with the models it refers to) is added to the document here."""
+    its schema (with the models it refers to, and the built-in verifiers' ground-truth
+    schemas: see service.contract) is added to the document here."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -244,6 +247,9 @@ def _document_grade_request(app: FastAPI) -> None:
             request_schema = GradeRequest.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(request_schema.pop("$defs", {}))
             components["GradeRequest"] = request_schema
+            gt_components, conditions = ground_truth_conditions(config)
+            components.update(gt_components)
+            components["GradeItem"]["allOf"] = conditions
             app.openapi_schema = schema
         return app.openapi_schema
 

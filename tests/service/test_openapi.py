@@ -41,3 +41,20 @@ CHECKS = [
 @pytest.mark.filterwarnings("ignore")
 def test_api_conforms(case: schemathesis.Case, live_server: str) -> None:
     case.call_and_validate(base_url=live_server, checks=CHECKS, timeout=60)
+
+
+def test_ground_truth_schema_of_each_builtin_verifier_is_published(http: httpx.Client) -> None:
+    spec = yaml.safe_load(SPEC.read_text())
+    components = spec["components"]["schemas"]
+    conditions = {
+        c["if"]["properties"]["verifier"]["const"]: c["then"]["properties"]["ground_truth"]["$ref"]
+        for c in components["GradeItem"]["allOf"]
+    }
+    assert set(conditions) == {"code", "format", "math"}
+    served = {v["name"]: v.get("ground_truth_schema") for v in http.get("/v1/verifiers").json()["verifiers"]}
+    for name, ref in conditions.items():
+        published = components[ref.rsplit("/", 1)[1]]
+        if "$defs" not in served[name]:  # same schema, where no refs had to be moved
+            assert published == served[name], name
+    code = components["GroundTruth.code"]
+    assert all(ref["$ref"].startswith("#/components/schemas/GroundTruth.code.") for ref in code["anyOf"])
