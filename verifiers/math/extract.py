@@ -179,7 +179,13 @@ def _inside_tag(content: str) -> Extracted:
     phrase = fallbacks.answer_line(content)
     if phrase is not None:
         return Extracted(phrase, "answer_tag+phrase")
-    return Extracted(strip_math_wrappers(content), "answer_tag")
+    content = strip_math_wrappers(content)
+    if fallbacks.is_prose(content):
+        # A tag holding a worked paragraph: its answer is where prose states one.
+        found = fallbacks.find(content, fallbacks.EXPLICIT | {"equation"})
+        if found is not None:
+            return Extracted(found[0], f"answer_tag+{found[1]}")
+    return Extracted(content, "answer_tag")
 
 
 def _answer_line(text: str) -> Extracted:

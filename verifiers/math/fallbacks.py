@@ -63,6 +63,11 @@ def _value(s: str) -> str | None:
     return v
 
 
+def is_prose(text: str) -> bool:
+    """More words than a value with its unit ever has."""
+    return len(text.split()) > MAX_VALUE_WORDS
+
+
 def gsm8k(text: str) -> str | None:
     last = None
     for m in _GSM8K_RE.finditer(text):
@@ -116,7 +121,9 @@ def final_sentence(text: str) -> str | None:
     if last is None:
         return None
     tail = sentence[last.end() :].strip()
-    span = _leading_span(tail)
+    # `$35,000 + $22,500 = $57,500`: dollars here are currency, and the chain's last
+    # side is the value.
+    span = _leading_span(tail) if "=" not in tail else None
     return _value(span if span is not None else tail)
 
 

@@ -81,6 +81,27 @@ NO_BOX: list[Row] = [
     ("14", "<answer> 15", I, "answer_tag_unclosed"),
     ("15", "Putting it together:\n\n$15$ marbles remain, as shown.", C, "math_span"),
     ("15", "We found $a$ and $b$.\n\nIn total we get $x$ and finally $15$ remain", C, "math_span"),
+    # An answer tag holding a worked paragraph: its last equation or statement.
+    (
+        "460",
+        "</think> <answer> 40 hours x $10 / hour + 5 hours x 1.2 x $10/hour = $460. </answer>",
+        C,
+        "answer_tag+equation",
+    ),
+    ("18", r"<answer> She earns $2 \times (16 - 7) = $2 \times 9 = \$18 $. </answer>", C, "answer_tag+equation"),
+    (
+        "57500",
+        "<answer> Her total salary from both jobs is $35,000 + $22,500 = $57,500. </answer>",
+        C,
+        "answer_tag+final_sentence",
+    ),
+    (
+        "57500",
+        "<answer> Her total salary from both jobs is $35,000 + $22,500 = $57,000. </answer>",
+        I,
+        "answer_tag+final_sentence",
+    ),
+    ("18", "<answer> 18 eggs </answer>", C, "answer_tag"),
     # Prose that states no value is no answer.
     ("4", "I hope it is correct.", N, None),
     ("4", "We need to compute 3+4", N, None),
