@@ -37,6 +37,7 @@ import sympy
 from latex2sympy2_extended import NormalizationConfig, latex2sympy, normalize_latex
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
 
+from rlvr.verifiers.math import fastparse
 from rlvr.verifiers.math.structure import max_nesting
 
 log = logging.getLogger(__name__)
@@ -171,8 +172,20 @@ def to_sympy(latex: str) -> Any:
     """Parse normalised LaTeX; raises Refused, or ValueError when it does not parse."""
     _check_text(latex)
     _check_budget()
+    # The common forms are read without ANTLR (`fastparse`); the rest go to latex2sympy.
+    expr = fastparse.parse(latex)
+    if expr is None:
+        expr = _antlr_parse(latex)
+    if isinstance(expr, list | tuple):
+        raise ValueError("not a single expression")
+    if log10_bound(expr) > MAX_LOG10:
+        raise Refused("value too large to evaluate")
+    return expr
+
+
+def _antlr_parse(latex: str) -> Any:
     try:
-        expr = _BudgetedConverter(config=_CONVERT).parse(normalize_latex(latex, _NORMALIZE))
+        return _BudgetedConverter(config=_CONVERT).parse(normalize_latex(latex, _NORMALIZE))
     except BudgetExceeded:
         _reset_parser_caches()
         raise
@@ -180,11 +193,6 @@ def to_sympy(latex: str) -> Any:
         raise Refused("expression nested too deeply") from exc
     except Exception as exc:
         raise ValueError(f"unparseable: {str(exc).splitlines()[0][:120]}") from exc
-    if isinstance(expr, list | tuple):
-        raise ValueError("not a single expression")
-    if log10_bound(expr) > MAX_LOG10:
-        raise Refused("value too large to evaluate")
-    return expr
 
 
 _WARM_UP = (
