@@ -17,7 +17,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rlvr.verifiers.math import cleanup, compare, extract, normalize, numeric, structure, symbolic
+from rlvr.verifiers.base import GradeInput
+from rlvr.verifiers.math import (
+    MathParams,
+    MathVerifier,
+    cleanup,
+    compare,
+    extract,
+    normalize,
+    numeric,
+    structure,
+    symbolic,
+)
 from rlvr.verifiers.math.verifier import DEFAULT_MAX_ANSWER_CHARS
 
 CALL_BUDGET_S = 0.05
@@ -161,3 +172,21 @@ def test_whole_responses_extract_fast(token: str) -> None:
 # Linear work over 100,000 characters is a few milliseconds; a quadratic scan is minutes.
 RESPONSE_PROBE_CHARS = 100_000
 RESPONSE_BUDGET_S = 0.5
+
+
+ITEM_CPU_BUDGET_S = 1.0
+WHOLE_ITEM_TOKENS = (
+    " ", "$", "\\boxed{", "{", "<answer>", "Answer: 1 ", "wait ", "= ", "\\(", "#### 1\n", "$x$ ", "<!--",
+    "\\phantom{", "\\color{white}", "}", "\\boxed{1}", "\\boxed{1} wait ", "</think>", "x = 1 = 2 = ", "\\\\",
+    "1 abcdef ", "\\frac{1}{2}", "1" * 50 + " ",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("token", WHOLE_ITEM_TOKENS)
+def test_no_item_takes_a_second_at_the_response_cap(token: str) -> None:
+    """The issue's bound: no item costs more than 1 s of CPU on any input up to the caps."""
+    verifier, params = MathVerifier(), MathParams()
+    gold = verifier.prepare(params, "5")
+    s = (token * (params.max_response_chars // len(token) + 1))[: params.max_response_chars - 1] + "!"
+    spent = _cpu_time(lambda text: verifier.verify(GradeInput("", text), params, gold), s)
+    assert spent < ITEM_CPU_BUDGET_S, (token, spent)
