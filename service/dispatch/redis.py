@@ -124,9 +124,13 @@ class RedisDispatcher:
         futures = {u.key: loop.create_future() for u in leaders}
         for key, fut in futures.items():
             self._waiting[key] = fut
+        entries: list[str] = []
         try:
-            await self._enqueue(leaders)
+            entries = await self._enqueue(leaders)
             results = await self._collect(units, futures, followers)
+        except asyncio.CancelledError:
+            await self._withdraw(entries)
+            raise
         finally:
             for key in futures:
                 self._waiting.pop(key, None)
@@ -147,9 +151,17 @@ class RedisDispatcher:
         followers = [u for u, ok in zip(units, claimed, strict=True) if not ok]
         return leaders, followers
 
-    async def _enqueue(self, units: list[Unit]) -> None:
+    async def _withdraw(self, entries: list[str]) -> None:
+        """The request was cancelled (its client left): entries no worker has read yet
+        are deleted, so they cost nothing; one being verified finishes unheeded."""
+        if entries:
+            with contextlib.suppress(*REDIS_ERRORS):
+                await self.client.xdel(redis_keys.JOB_STREAM, *entries)
+
+    async def _enqueue(self, units: list[Unit]) -> list[str]:
+        """Puts `units` on the stream in chunks; the ids of the entries."""
         if not units:
-            return
+            return []
         with self._redis_needed():
             depth = await self.client.xlen(redis_keys.JOB_STREAM)
             if depth >= self.max_queue:
@@ -167,7 +179,7 @@ class RedisDispatcher:
                             "units": json.dumps([u.to_dict() for u in chunk]),
                         },
                     )
-                await pipe.execute()
+                return [as_text(entry) for entry in await pipe.execute()]
 
     async def _collect(
         self,

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
-from tests.services import Server
+from rlvr.service import redis_keys
+from tests.services import Cluster, Server
 
 BIG = 20  # units of 0.2 s each, one per chunk, on one worker
 
@@ -61,17 +63,30 @@ def test_a_small_request_does_not_wait_behind_a_large_batch(serial: str, tmp_pat
     assert graded_before_small < BIG // 2, graded_before_small
 
 
-def test_the_queued_work_of_a_client_that_left_is_dropped(serial: str, tmp_path: Path) -> None:
-    tally = tmp_path / "abandoned"
-    body = json.dumps({"items": tally_items(tally, BIG)}).encode()
-    with socket.create_connection(("127.0.0.1", int(serial.rsplit(":", 1)[1])), timeout=60) as sock:
+def send_and_leave(url: str, items: list[dict[str, object]], until: object) -> None:
+    """Posts `items` over a raw connection and closes it once `until()` holds."""
+    body = json.dumps({"items": items}).encode()
+    with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=60) as sock:
         sock.sendall(
             b"POST /v1/grade HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
             b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
         )
-        wait_until(lambda: lines(tally) >= 1)
+        wait_until(until)
+
+
+def test_the_queued_work_of_a_client_that_left_is_dropped(serial: str, tmp_path: Path) -> None:
+    tally = tmp_path / "abandoned"
+    send_and_leave(serial, tally_items(tally, BIG), lambda: lines(tally) >= 1)
     wait_until(lambda: in_flight(serial) == 0)
     assert lines(tally) < BIG // 2
     # The worker is free for others at once.
     r = httpx.post(serial + "/v1/grade", json={"items": [{"response": "next", "verifier": "format"}]}, timeout=60)
     assert r.status_code == 200
+
+
+def test_in_redis_mode_the_entries_of_a_client_that_left_are_withdrawn(cluster: Cluster) -> None:
+    url = cluster.api(chunk_size="1")  # no worker: the entries stay on the stream until withdrawn
+    client = redis.Redis.from_url(cluster.redis_url)
+    items = [{"response": f"gone {i}", "verifier": "format"} for i in range(3)]
+    send_and_leave(url, items, lambda: client.xlen(redis_keys.JOB_STREAM) == 3)
+    wait_until(lambda: client.xlen(redis_keys.JOB_STREAM) == 0)
