@@ -7,7 +7,8 @@ r"""Finding a final answer that is not boxed or tagged, in the order a grader re
    hexagon is 42 inches.");
 4. `equation`: the last side of an equality chain in the last sentence (`3/24 = 1/8`);
 5. `answer_tag_unclosed`: an `<answer>` that was never closed (a truncated rollout);
-6. `math_span`: the last `$...$`, `\(...\)` or `\[...\]` span of the final paragraph.
+6. `math_span`: the last `$...$`, `\(...\)` or `\[...\]` span of the final paragraph;
+7. `bare`: a response that is only a value (`14`, `$20`).
 
 A value read from prose (3, 4 and 6) must look like one: short, with a digit or
 some LaTeX, and few words, so a closing remark ("I hope it is correct") is no answer.
@@ -177,6 +178,11 @@ def math_span(text: str) -> str | None:
     return spans[-1] if spans else None
 
 
+def bare(text: str) -> str | None:
+    """A response that is nothing but its answer (`14`, `$20`, `3 cm`)."""
+    return _value(text) if len(text) <= MAX_VALUE_CHARS else None
+
+
 FINDERS: tuple[tuple[str, Callable[[str], str | None]], ...] = (
     ("gsm8k", gsm8k),
     ("answer_line", answer_line),
@@ -184,6 +190,7 @@ FINDERS: tuple[tuple[str, Callable[[str], str | None]], ...] = (
     ("equation", equation),
     ("answer_tag_unclosed", answer_tag_unclosed),
     ("math_span", math_span),
+    ("bare", bare),
 )
 # After a retracted box only an explicit statement replaces it: a verification's
 # last equation ("let me double-check: 3 + 9 = 12") is no new answer.

@@ -48,8 +48,8 @@ def tally() -> dict[str, dict[str, int]]:
 
 
 def test_corpus_is_labelled_and_sourced() -> None:
-    assert len(ROWS) >= 100
-    assert len({r["source"] for r in ROWS}) >= 3
+    assert len(ROWS) >= 300
+    assert len({r["source"] for r in ROWS}) >= 4
     assert all(r["label"] in ("correct", "incorrect") and r["repo"] and r["commit"] for r in ROWS)
     sources = (CORPUS.parent / "SOURCES.md").read_text()
     assert all(r["source"] in sources for r in ROWS)

@@ -102,6 +102,11 @@ NO_BOX: list[Row] = [
         "answer_tag+final_sentence",
     ),
     ("18", "<answer> 18 eggs </answer>", C, "answer_tag"),
+    # A response that is only its answer.
+    ("14", "14", C, "bare"),
+    ("20", "$20", C, "bare"),
+    ("14", " 15\n", I, "bare"),
+    ("2", "0.167 hours", I, "bare"),
     # Prose that states no value is no answer.
     ("4", "I hope it is correct.", N, None),
     ("4", "We need to compute 3+4", N, None),
