@@ -16,6 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 64
+# Members of one set (or keys of one dict) that may share a hash; see `_hashed`.
+MAX_SHARED_HASH = 32
 
 
 class Unsupported(TypeError):
@@ -52,8 +54,8 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
 _FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
-# The tags whose body is a list of encoded members, and what the members make.
-_SEQUENCES: dict[str, Callable[[list[Any]], Any]] = {"$t": tuple, "$s": set, "$fs": frozenset, "$c": list}
+# The tags whose body is a list of encoded members.
+_SEQUENCES = ("$t", "$c", "$s", "$fs")
 
 
 class WireError(ValueError):
@@ -108,7 +110,9 @@ def _decode_tagged(key: str, data: dict[str, Any], proxy: Callable[[int, str], A
     items = [decode(v, proxy, depth + 1) for v in body]
     if key == "$c":
         return _complex(items)
-    return _hashed(_SEQUENCES[key], items)
+    if key == "$t":
+        return tuple(items)
+    return _hashed(set if key == "$s" else frozenset, items, items)
 
 
 def _bytes(body: Any) -> bytes:
@@ -132,13 +136,22 @@ def _dict(body: list[Any], proxy: Callable[[int, str], Any] | None, depth: int) 
     if not all(type(pair) is list and len(pair) == 2 for pair in body):
         raise WireError("bad wire dict entry")
     pairs = [(decode(k, proxy, depth + 1), decode(v, proxy, depth + 1)) for k, v in body]
-    return _hashed(dict, pairs)
+    return _hashed(dict, pairs, [k for k, _ in pairs])
 
 
-def _hashed(build: Callable[[list[Any]], Any], items: list[Any]) -> Any:
-    """`build(items)` for a set, frozenset or dict: an unhashable member (a list, or a
-    tuple holding one) is malformed data."""
+def _hashed(build: Callable[[list[Any]], Any], items: list[Any], keys: list[Any]) -> Any:
+    """`build(items)` for a set, frozenset or dict with these members or `keys`. An
+    unhashable one (a list, or a tuple holding one) is malformed data, and so are many
+    with one hash: inserting n of those costs n**2 probes (ints with equal hashes are
+    easy to make, multiples of 2**61 - 1), which the decoding side would pay for."""
     try:
+        if len(keys) > MAX_SHARED_HASH:
+            shares: dict[int, int] = {}
+            for key in keys:
+                h = hash(key)
+                shares[h] = shares.get(h, 0) + 1
+                if shares[h] > MAX_SHARED_HASH:
+                    raise WireError("too many members of a wire set or dict share a hash")
         return build(items)
     except TypeError:
         raise WireError("unhashable member in a wire set or dict") from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -283,3 +284,33 @@ def test_a_right_value_still_scores() -> None:
     prep = _prepared("call")
     recs: list[dict[str, Any]] = [{"load": "ok"}, *({"i": i, "s": "ok", "v": SENTINEL} for i in (0, 1))]
     assert grade(prep, CodeParams(), RunResult(Status.OK, exit_code=0, records=recs)).score == 1.0
+
+
+M61 = 2**61 - 1  # ints that differ by a multiple of it share a hash
+COLLIDING: dict[str, Callable[[int], list[Any]]] = {
+    "ints": lambda n: [M61 * k for k in range(1, n + 1)],
+    "negative_ints": lambda n: [-M61 * k for k in range(1, n + 1)],
+    "tuples": lambda n: [{"$t": [M61 * k]} for k in range(1, n + 1)],
+    "repeats": lambda n: [7] * n,
+}
+
+
+def _collection(tag: str, members: list[Any]) -> Any:
+    return {tag: [[m, 0] for m in members]} if tag == "$d" else {tag: members}
+
+
+@pytest.mark.parametrize("family", COLLIDING)
+@pytest.mark.parametrize("tag", ["$s", "$fs", "$d"])
+def test_members_sharing_a_hash_are_refused(tag: str, family: str) -> None:
+    """A set of n ints with one hash costs the decoder n**2 probes: 20,000 of them
+    (400 KB of record) took 4 s of grader CPU. Past a handful, the value is refused."""
+    with pytest.raises(wire.WireError, match="share a hash"):
+        wire.decode(_collection(tag, COLLIDING[family](200_000)))
+    small = wire.decode(_collection(tag, COLLIDING[family](wire.MAX_SHARED_HASH)))
+    assert len(small) == (1 if family == "repeats" else wire.MAX_SHARED_HASH)
+
+
+@pytest.mark.parametrize("tag", ["$s", "$fs", "$d"])
+def test_large_ordinary_sets_still_decode(tag: str) -> None:
+    members = list(range(-50_000, 50_000))
+    assert len(wire.decode(_collection(tag, members))) == len(members)
