@@ -64,6 +64,9 @@ _ANSWER_TAG_OPEN = "<answer>"
 _ANSWER_TAG_CLOSE = "</answer>"
 # A gold longer than this is a worked solution to search, not the answer itself.
 MAX_BARE_GOLD_CHARS = 80
+# A gold this short with several boxes is one answer in parts; a longer one is a
+# worked solution whose last box is the answer.
+MAX_JOINED_GOLD_CHARS = 200
 # The answer runs to the end of the line and is stripped afterwards: a lazy group
 # followed by `\s*$` would rescan a run of spaces from every position.
 _STRICT_RE = re.compile(r"^\s*\**answer\**\s*:(.*)$", re.IGNORECASE)
@@ -258,7 +261,10 @@ def extract_gold(text: str) -> tuple[str, str]:
     A bare answer (`\\frac{1}{2}`), a `$...$` span, or a reference solution ending in
     `\\boxed{}` (the MATH `solution` column).
     """
-    spans = boxed_spans(text)
+    spans = _answer_boxes(text)
+    if len(spans) > 1 and len(text) <= MAX_JOINED_GOLD_CHARS:
+        # `\\boxed{1} and \\boxed{-2}`: a short gold boxes each part of one answer.
+        return ", ".join(content.strip() for _, _, content in spans), "boxes"
     if spans:
         return spans[-1][2].strip(), "boxed"
     stripped = text.strip()

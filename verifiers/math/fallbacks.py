@@ -92,6 +92,9 @@ def answer_line(text: str) -> str | None:
     answer = (tail[: end.start()] if end is not None else tail).strip().strip("*").strip()
     if answer.startswith(("\\boxed", "\\fbox")):
         return None  # an unclosed box: the answer was never finished
+    if is_prose(answer) and _value(answer) is None:
+        # "Final Answer: The largest $n$ is 34": the line states the value in a sentence.
+        return final_sentence(answer) or answer
     return answer or None
 
 

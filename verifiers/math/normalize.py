@@ -61,6 +61,7 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (_command("gt"), ">"),
     (re.compile(r"<="), r"\\le "),
     (re.compile(r">="), r"\\ge "),
+    (re.compile(r"!="), r"\\ne "),
     (_command("varnothing"), r"\\emptyset"),
     (_command("lbrace"), r"\\{"),
     (_command("rbrace"), r"\\}"),
@@ -74,7 +75,7 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\{,\}"), ","),
 ]
 
-_TEXT_CMD = r"\\(?:text|textbf|textit|textrm|texttt|textsf|mathrm|mbox|operatorname\*?)"
+_TEXT_CMD = r"\\(?:text|textbf|textit|textrm|texttt|textsf|textnormal|mathrm|mbox|operatorname\*?)"
 _WHOLE_TEXT_RE = re.compile(r"^" + _TEXT_CMD + r"\s*\{([^{}]*)\}$")
 _TEXT_ANY_RE = re.compile(_TEXT_CMD + r"\s*\{([^{}]*)\}")
 # Connectives in running text that separate alternatives or list items.
@@ -92,7 +93,7 @@ _DEGREE_NUM_RE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*" + _DEGREE)
 _PERCENT_RE = re.compile(r"\\?%")
 _DOLLAR_RE = re.compile(r"\\\$|\$|\\textdollar(?![a-zA-Z])")
 _TRAILING_PUNCT = frozenset(" \t\n\r\f\v.,;:")
-_TEXT_CMD_NAMES = ("text", "textbf", "textit", "textrm", "texttt", "textsf", "mathrm", "mbox")
+_TEXT_CMD_NAMES = ("text", "textbf", "textit", "textrm", "texttt", "textsf", "textnormal", "mathrm", "mbox")
 # A unit word (`cm`, `meters`, `sq.`), optionally squared on the last one (`cm^2`).
 _UNIT_WORD_RE = re.compile(r"[a-zA-Z]{2,}\.?")
 # `^{2}` is the longest unit power read.

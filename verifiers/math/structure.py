@@ -161,6 +161,10 @@ def _wrapped(s: str) -> tuple[str, str, str] | None:
     if s.startswith("\\{"):
         end = _group_end(s, 0, 2, ("\\}",))
         return ("\\{", s[2:-2], "\\}") if end == len(s) else None
+    if s.startswith("{") and "," in s:
+        # `{1,2,3}`: a set written without escaping its braces (TeX would drop them).
+        end = _group_end(s, 0, 1, ("}",))
+        return ("\\{", s[1:-1], "\\}") if end == len(s) else None
     if s.startswith("\\langle"):
         end = _group_end(s, 0, 7, ("\\rangle",))
         return ("(", s[7:-7], ")") if end == len(s) else None

@@ -39,6 +39,13 @@ SEVERAL = [
     ("(2,1),(1,2)", boxed("(1,2),(2,1)"), C),
     ("k=45, n=2", boxed("n = 2, k = 45"), C),
     ("1, -2", boxed("1, 2"), I),
+    # A short gold that boxes each part, and sets written with bare braces.
+    (r"\(\boxed{1}\) and \(\boxed{-2}\).", boxed("-2, 1"), C),
+    (r"\boxed{1} papers and \boxed{2} bins", boxed("1, 2"), C),
+    (r"\boxed{1} papers and \boxed{2} bins", boxed("1, 3"), I),
+    ("{1,2,3}", r"\boxed{1} and \boxed{2} and \boxed{3}", C),
+    ("{1,2,3}", boxed(r"\{3, 2, 1\}"), C),
+    ("{1,2,3}", boxed(r"\{1, 2\}"), I),
     # A one-value gold: several different answers remain a hedge.
     ("-2", r"\boxed{1}, \boxed{-2}", I),
     ("-2", boxed("1, -2"), I),
@@ -89,6 +96,10 @@ FORMS = [
     ("Evelyn", boxed(r"\text{evelyn}"), C),
     ("even", boxed("EVEN"), C),
     ("even", boxed("odd"), I),
+    # Other spellings of the same thing.
+    ("125", r"The distance is $\boxed{125\textnormal{ miles}}.$", C),
+    (r"x \neq 3", boxed("x != 3"), C),
+    (r"x \neq 3", boxed("x != 4"), I),
     # Small integers as words.
     ("5", boxed("five"), C),
     ("5", boxed(r"\text{Five}"), C),
