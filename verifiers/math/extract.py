@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from typing import Literal, get_args
 
 from rlvr.verifiers.math import fallbacks
@@ -49,8 +50,9 @@ NEGATION_WINDOW = 16
 _NEGATION_BEFORE_RE = re.compile(r"(?:\bnot|n't|\\neq?|\u2260)[\s$:=]*$", re.IGNORECASE)
 _THINK_CLOSE = "</think>"
 
-# `\\\\` (a row break) is matched first so its second backslash never escapes a brace.
-_BOX_TOKEN_RE = re.compile(r"\\\\|\\(?:boxed|fbox)\s*\{|\\[{}]|[{}]")
+# `\\\\` (a row break) is matched first so its second backslash never escapes a brace;
+# `\\\\boxed` (a box escaped twice, as JSON mishaps write it) is still a box.
+_BOX_TOKEN_RE = re.compile(r"\\\\(?![a-zA-Z])|\\(?:boxed|fbox)\s*\{|\\[{}]|[{}]")
 _BOX_START_RE = re.compile(r"\\(?:boxed|fbox)")
 # `\boxed 5` (no braces) is legal TeX for a one-token argument.
 _BOX_BARE_RE = re.compile(r"\\boxed[ \t]+([^\s${}\\]+)")
@@ -67,6 +69,8 @@ MAX_BARE_GOLD_CHARS = 80
 # A gold this short with several boxes is one answer in parts; a longer one is a
 # worked solution whose last box is the answer.
 MAX_JOINED_GOLD_CHARS = 200
+# What may separate the boxes of one answer: ` and `, `, `, ` papers and `.
+MAX_BOX_GAP_CHARS = 12
 # The answer runs to the end of the line and is stripped afterwards: a lazy group
 # followed by `\s*$` would rescan a run of spaces from every position.
 _STRICT_RE = re.compile(r"^\s*\**answer\**\s*:(.*)$", re.IGNORECASE)
@@ -255,6 +259,11 @@ def extract_answer(text: str, mode: Mode) -> Extracted:
     return replace(found, answer=answer, candidates=[strip_stray_delimiters(c) for c in found.candidates])
 
 
+def _boxes_adjacent(text: str, spans: list[tuple[int, int, str]]) -> bool:
+    """Only a connective lies between the boxes (`\\boxed{1} and \\boxed{2}`)."""
+    return all(nxt[0] - cur[1] <= MAX_BOX_GAP_CHARS for cur, nxt in pairwise(spans))
+
+
 def extract_gold(text: str) -> tuple[str, str]:
     """The answer inside a ground truth, as data sets store it, and how it was found.
 
@@ -262,7 +271,7 @@ def extract_gold(text: str) -> tuple[str, str]:
     `\\boxed{}` (the MATH `solution` column).
     """
     spans = _answer_boxes(text)
-    if len(spans) > 1 and len(text) <= MAX_JOINED_GOLD_CHARS:
+    if len(spans) > 1 and len(text) <= MAX_JOINED_GOLD_CHARS and _boxes_adjacent(text, spans):
         # `\\boxed{1} and \\boxed{-2}`: a short gold boxes each part of one answer.
         return ", ".join(content.strip() for _, _, content in spans), "boxes"
     if spans:

@@ -90,6 +90,7 @@ _DEGREE = r"(?:\^\s*(?:\{\s*)?\\circ(?:\s*\})?|\\degree(?![a-zA-Z]))"
 _DEGREE_RE = re.compile(_DEGREE)
 # A number starts where no digit precedes it, so a long digit run is tried once.
 _DEGREE_NUM_RE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*" + _DEGREE)
+_DOUBLE_ESCAPE_RE = re.compile(r"\\\\(?=[a-zA-Z])")
 _PERCENT_RE = re.compile(r"\\?%")
 _DOLLAR_RE = re.compile(r"\\\$|\$|\\textdollar(?![a-zA-Z])")
 _TRAILING_PUNCT = frozenset(" \t\n\r\f\v.,;:")
@@ -165,6 +166,10 @@ def _has_trig(s: str) -> bool:
 
 def _rewrite(answer: str) -> str:
     s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], answer)
+    if "&" not in s:
+        # `\\\\le`, `\\\\frac`: LaTeX escaped twice (a JSON mishap); outside a matrix a
+        # row break never comes right before a command name.
+        s = _DOUBLE_ESCAPE_RE.sub(r"\\", s)
     s = strip_math_wrappers(s)
     for pattern, repl in _REWRITES:
         s = pattern.sub(repl, s)

@@ -44,6 +44,7 @@ SEVERAL = [
     (r"\boxed{1} papers and \boxed{2} bins", boxed("1, 2"), C),
     (r"\boxed{1} papers and \boxed{2} bins", boxed("1, 3"), I),
     ("{1,2,3}", r"\boxed{1} and \boxed{2} and \boxed{3}", C),
+    (r"\boxed{1} then many words later \boxed{2}", boxed("1, 2"), I),  # far apart: the last box is the gold
     ("{1,2,3}", boxed(r"\{3, 2, 1\}"), C),
     ("{1,2,3}", boxed(r"\{1, 2\}"), I),
     # A one-value gold: several different answers remain a hedge.
@@ -100,6 +101,11 @@ FORMS = [
     ("125", r"The distance is $\boxed{125\textnormal{ miles}}.$", C),
     (r"x \neq 3", boxed("x != 3"), C),
     (r"x \neq 3", boxed("x != 4"), I),
+    # LaTeX escaped twice, as a JSON mishap writes it.
+    ("[-2,7]", boxed(r"-2 \\le x \\le 7"), C),
+    (r"\frac{1}{2}", boxed(r"\\frac{1}{2}"), C),
+    ("4", r"so \\boxed{004}.", C),
+    (r"\begin{pmatrix}1 & 2 \\ 3 & 4\end{pmatrix}", boxed(r"\begin{pmatrix}1 & 2 \\3 & 4\end{pmatrix}"), C),
     # Small integers as words.
     ("5", boxed("five"), C),
     ("5", boxed(r"\text{Five}"), C),
