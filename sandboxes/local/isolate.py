@@ -27,6 +27,10 @@ zygote's own IPC and UTS namespaces, which the host does not see into: after the
 drop a job cannot set the hostname, and the seccomp filter refuses to create SysV or
 POSIX message-queue objects, so nothing can be left there for a later job. Without
 seccomp, each job gets a new IPC namespace instead.
+
+The trusted half of a split job (`rlvr.sandboxes.runner.split`) joins one more mount
+namespace, made once by the zygote and shared by all: the same read-only view with an
+empty, read-only /tmp, so it has no writable directory in common with the program.
 """
 
 from __future__ import annotations

@@ -126,15 +126,20 @@ def _js_call(job: dict[str, Any], channel: core.Channel, cap: int) -> int:
     result = core.run_child(_exec(_node_argv(job, "/tmp/harness.js"), None), b"", timeout, cap, extra_fd3=True)
     seen = 0
     for line in result.pop("chan", "").splitlines():
+        if seen > len(job["inputs"]):
+            break  # more than the harness writes: the rest is the program's, and costs the grader
         # Relayed verbatim; the grader validates each record (the program could have
         # written here too, which only ever costs it the test).
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if type(record) is dict and record.get("s") == "ok" and "v" in record:
             record["j"] = record.pop("v")
-        channel.write(record)
+        try:
+            channel.write(record)
+        except (ValueError, TypeError):
+            continue  # NaN and the like, which a record may not carry
         seen += 1
     if seen < len(job["inputs"]) and result["s"] != "ok":
         channel.write({"run": result["s"], "out": result["out"][-2000:]})

@@ -39,7 +39,7 @@ import struct
 import symtable
 import sys
 from collections.abc import Callable
-from types import CodeType
+from types import CodeType, ModuleType
 from typing import Any
 
 from rlvr.sandboxes.runner import core, python, wire
@@ -431,15 +431,18 @@ def _scan(table: symtable.SymbolTable, wanted: set[str], bound: set[str], top: b
 
 
 def _is_module(name: str) -> bool:
-    """Whether the test half has a module `name` of its own (on its checked sys.path)."""
+    """Whether the test half has a module `name` of its own (on its checked sys.path).
+    Asks the import system's finders directly: `importlib.util` is not loaded in the
+    zygote, and importing it would cost every split job."""
     if name in sys.modules:
         return True
-    import importlib.util  # only when a test uses a program name that could be a module
-
-    try:
-        return importlib.util.find_spec(name) is not None
-    except Exception:
-        return False
+    for finder in sys.meta_path:
+        try:
+            if finder.find_spec(name, None) is not None:
+                return True
+        except Exception:
+            continue
+    return False
 
 
 def _own_module(name: str) -> Any:
@@ -456,9 +459,7 @@ def _install_solution(names: dict[str, Any], link: Link, program: dict[str, Any]
     """`import solution` in the tests: a module of the program's names, made here (the
     test half never looks for it on disk). It holds no name of a module the test half
     has, and `*` takes no builtin."""
-    import types
-
-    module = types.ModuleType(SOLUTION_MODULE)
+    module = ModuleType(SOLUTION_MODULE)
     public = []
     for name, value in names.items():
         if _is_module(name):

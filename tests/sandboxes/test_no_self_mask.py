@@ -232,3 +232,35 @@ def test_records_parser_survives_any_nesting(depth: int) -> None:
 
 def test_records_parser_takes_at_most_its_limit() -> None:
     assert len(client._records(b"{}\n" * 1000, 10)) == 10
+
+
+JS_FORGERIES = [
+    '\'{"i":0,"s":"ok","v":NaN}\\n\'',
+    "'[' .repeat(100000) + '\\n'",
+    "'{}\\n'.repeat(100000)",
+    "'+\\n'",
+    "'\\u0000\\n'",
+]
+
+
+@pytest.mark.parametrize("forged", JS_FORGERIES)
+def test_js_programs_forging_harness_records_do_not_mask(sb: LocalSandbox, forged: str) -> None:
+    import shutil
+
+    node = shutil.which("node")
+    require(node is not None, "node")
+    job = {
+        "mode": "native_call",
+        "language": "javascript",
+        "fn_name": "f",
+        "code": f"function f(x) {{ process.mainModule.require('fs').writeSync(3, {forged}); return 1; }}",
+        "inputs": [[1], [2]],
+        "timeout_s": 2,
+        "max_output": 1 << 20,
+        "memory_mb": 512,
+        "node": node,
+        "compile_timeout_s": 30,
+    }
+    result = sb.run(RunSpec(job, Limits(wall_s=20, cpu_s=20, memory_mb=4096)))
+    assert result.infra_error is None and result.status == Status.OK, result
+    assert len([r for r in result.records if "i" in r]) <= len(job["inputs"]) + 1
