@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from rlvr.verifiers.code import compare
 from tests.verifiers.code.conftest import grade
+from tests.verifiers.code.test_formats import needs_gxx, needs_node
 
 INTS = [0, 1, -1, 7, 1000, 123456789, -123456789, 10**9 + 7, 2**31 - 1, 2**53, 2**53 + 1, 10**18, 10**30, -(10**40)]
 
@@ -169,3 +170,24 @@ def test_modes_grade_ints_exactly(mode: str, value: Any) -> None:
     out = grade(program, gt)
     assert out.score == (1.0 if right else 0.0), out.reason
     assert not out.mask
+
+
+@needs_gxx
+@pytest.mark.usefixtures("isolated")
+@pytest.mark.parametrize("printed", [str(WRONG), str(RIGHT), f"{RIGHT}.0", f"{RIGHT + 1}", f"0{RIGHT}"])
+def test_cpp_stdout_ints_exact(printed: str) -> None:
+    program = f'#include <cstdio>\nint main() {{ std::puts("{printed}"); }}\n'
+    out = grade(program, {"inputs": [""], "outputs": [f"{RIGHT}\n"], "language": "cpp"})
+    assert out.score == (1.0 if printed in (str(RIGHT), f"0{RIGHT}") else 0.0), out.reason
+
+
+@needs_node
+@pytest.mark.usefixtures("isolated")
+@pytest.mark.parametrize(
+    ("returned", "right"),
+    [(str(WRONG), False), (str(RIGHT), True), ("true", False), ("1e-300", False), (f"{RIGHT}.00001", False)],
+)
+def test_javascript_call_ints_exact(returned: str, right: bool) -> None:
+    program = f"function f() {{\n  return {returned};\n}}\n"
+    gt = {"fn_name": "f", "inputs": [[]], "outputs": [RIGHT], "language": "javascript"}
+    assert grade(program, gt).score == (1.0 if right else 0.0)
