@@ -13,11 +13,8 @@ the other process.
 
 What the test half takes from the program, and nothing more:
 
-- Names: the tests run with the test half's own builtins and imports. They see a
-  program name only where they use it as a global without binding it themselves, it
-  is not a builtin, and it is not a module the test half can import itself (then it
-  gets its own copy); the entry point always comes from the program. A setup line's
-  `from solution import f` / `import solution` is served the same names.
+- Names: the tests run with the test half's own builtins and imports, and see only
+  the program names they use (`rlvr.sandboxes.runner.names`).
 - Exceptions: a builtin `Exception` the program raised is raised again as itself
   (tests may expect a `ValueError`), except those that steer control flow
   (`StopIteration` ends a `for`/`map`/`zip` early, an `AssertionError` is the test's own
@@ -36,13 +33,12 @@ import json
 import os
 import socket
 import struct
-import symtable
 import sys
 from collections.abc import Callable
-from types import CodeType, ModuleType
+from types import CodeType
 from typing import Any
 
-from rlvr.sandboxes.runner import core, python, wire
+from rlvr.sandboxes.runner import core, names, python, wire
 
 MAX_MESSAGE = 16 * 1024 * 1024
 MAX_ITER_ITEMS = 1_000_000
@@ -64,7 +60,6 @@ class ProgramError(Exception):
 # Builtin exceptions never raised again as themselves in the test half: iteration
 # protocols and `with`/`for` machinery act on these, and an AssertionError is a verdict.
 CONTROL_FLOW = (StopIteration, StopAsyncIteration, AssertionError)
-SOLUTION_MODULE = "solution"
 
 
 def send_msg(sock: socket.socket, obj: Any) -> None:
@@ -307,7 +302,7 @@ def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> in
         trusted_sys_path()
         try:
             tests = core.read_frame()
-            sources = _sources(job, tests)
+            sources = _sources(tests)
         except (EOFError, ValueError, OSError, KeyError, TypeError):
             return core.EXIT_BAD_JOB  # before `accept`: the sandbox's failure, not the program's
         # Nothing the program half does reaches this process's exit code or channel, so
@@ -326,7 +321,7 @@ def trusted_sys_path() -> None:
     sys.path[:] = [p for p in sys.path if p.startswith("/") and p != "/" and p != "/tmp" and not p.startswith("/tmp/")]
 
 
-def _sources(job: dict[str, Any], tests: dict[str, Any]) -> list[tuple[str, str]]:
+def _sources(tests: dict[str, Any]) -> list[tuple[str, str]]:
     """The tests' code as (source, filename) pairs, in the order it runs."""
     if tests["kind"] == "check":
         return [(str(tests["test"]) + f"\n\ncheck({tests['entry_point']})\n", "test.py")]
@@ -381,94 +376,12 @@ def _load(
         return None
     channel.write({"load": "ok"})
     try:
-        return test_namespace(ready["ready"], link, tests, sources)
+        return names.test_namespace(
+            ready["ready"], lambda v: wire.decode(v, link.proxy), tests.get("entry_point"), sources
+        )
     except (ValueError, TypeError, KeyError, RecursionError):
         channel.write({"load": "error", "e": "malformed hello from program"})
         return None
-
-
-def test_namespace(
-    names: dict[str, Any], link: Link, tests: dict[str, Any], sources: list[tuple[str, str]]
-) -> dict[str, Any]:
-    """The globals the tests run in: their own builtins, plus the program names they
-    take (see the module's docstring); a `solution` module holds the same names."""
-    entry = tests.get("entry_point")
-    wanted, bound = _global_names(sources)
-    own = set(vars(builtins))
-    program: dict[str, Any] = {}
-    for name in sorted(wanted - bound):
-        if name not in names or (name in own and name != entry):
-            continue
-        module = None if name == entry else _own_module(name)
-        program[name] = module if module is not None else wire.decode(names[name], link.proxy)
-    if any(SOLUTION_MODULE in source for source, _ in sources):  # `from solution import f` binds no `solution`
-        _install_solution(names, link, program)
-    return {"__name__": "__test__", "__builtins__": builtins, **program}
-
-
-def _global_names(sources: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
-    """The module-level names the code reads, and those it binds itself."""
-    wanted: set[str] = set()
-    bound: set[str] = set()
-    for source, filename in sources:
-        try:
-            table = symtable.symtable(source, filename, "exec")
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue  # that test fails on its own when it is compiled to run
-        _scan(table, wanted, bound, top=True)
-    return wanted, bound
-
-
-def _scan(table: symtable.SymbolTable, wanted: set[str], bound: set[str], top: bool) -> None:
-    for sym in table.get_symbols():
-        name = sym.get_name()
-        if (top or sym.is_global()) and sym.is_referenced():
-            wanted.add(name)
-        if (top or sym.is_declared_global()) and (sym.is_assigned() or sym.is_imported() or sym.is_namespace()):
-            bound.add(name)
-    for child in table.get_children():
-        _scan(child, wanted, bound, top=False)
-
-
-def _is_module(name: str) -> bool:
-    """Whether the test half has a module `name` of its own (on its checked sys.path).
-    Asks the import system's finders directly: `importlib.util` is not loaded in the
-    zygote, and importing it would cost every split job."""
-    if name in sys.modules:
-        return True
-    for finder in sys.meta_path:
-        try:
-            if finder.find_spec(name, None) is not None:
-                return True
-        except Exception:
-            continue
-    return False
-
-
-def _own_module(name: str) -> Any:
-    """The test half's own module `name`, or None if it has none."""
-    if not _is_module(name):
-        return None
-    try:
-        return __import__(name)
-    except Exception:
-        return None
-
-
-def _install_solution(names: dict[str, Any], link: Link, program: dict[str, Any]) -> None:
-    """`import solution` in the tests: a module of the program's names, made here (the
-    test half never looks for it on disk). It holds no name of a module the test half
-    has, and `*` takes no builtin."""
-    module = ModuleType(SOLUTION_MODULE)
-    public = []
-    for name, value in names.items():
-        if _is_module(name):
-            continue
-        setattr(module, name, program[name] if name in program else wire.decode(value, link.proxy))
-        if not name.startswith("_") and name not in vars(builtins):
-            public.append(name)
-    module.__all__ = public  # type: ignore[attr-defined]
-    sys.modules[SOLUTION_MODULE] = module
 
 
 def _one(index: int, thunk: Callable[[], None], timeout_s: float, channel: core.Channel, quiet: bool = False) -> bool:
