@@ -194,7 +194,10 @@ def parse_grade_request(body: bytes) -> GradeRequest:
         message, details = _body_errors(exc)
         raise BadRequest(message, details=details) from None
     # JSON leaves duplicate keys undefined and the parser keeps the last: refuse instead of guessing.
-    json.loads(body, object_pairs_hook=_refuse_duplicate_keys)
+    # (The body is valid JSON by now; should Python's parser disagree on a corner case,
+    # pydantic's reading stands.)
+    with contextlib.suppress(ValueError, RecursionError):
+        json.loads(body, object_pairs_hook=_refuse_duplicate_keys)
     return parsed
 
 
