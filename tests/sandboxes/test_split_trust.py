@@ -365,3 +365,22 @@ def test_program_exception_is_never_control_flow(answer: dict[str, Any]) -> None
         exc, StopIteration | StopAsyncIteration | AssertionError | GeneratorExit | KeyboardInterrupt | SystemExit
     )
     assert isinstance(exc, split.ProgramAborted | split.ProgramError)
+
+
+def test_the_halves_see_different_tmp_filesystems(sb: LocalSandbox) -> None:
+    code = "import os\ndef dev():\n    return [os.stat('/tmp').st_dev, os.readlink('/proc/self/ns/mnt')]\n"
+    tests = [
+        "import os\nassert dev()[0] != os.stat('/tmp').st_dev",
+        "import os\nassert dev()[1] != os.readlink('/proc/self/ns/mnt')",
+    ]
+    assert statuses(run_split(sb, code, tests)) == ["pass", "pass"]
+
+
+def test_no_tests_namespace_is_no_isolation_level() -> None:
+    caps = isolate.Capabilities(root=True)
+    caps.mount_ns = caps.readonly_root = caps.pid_ns = caps.net_ns = caps.uts_ns = caps.ipc_ns = True
+    caps.uid_drop = caps.seccomp = True
+    caps.tests_mnt = 11
+    assert caps.level == "full" and caps.to_dict()["tests_private_tmp"] is True
+    caps.tests_mnt = -1
+    assert caps.level == "rlimits" and caps.to_dict()["tests_private_tmp"] is False
