@@ -71,8 +71,9 @@ class RunResult:
     wall_s: float = 0.0
     cpu_s: float = 0.0
     records: list[dict[str, Any]] = field(default_factory=list)
-    # Set when the sandbox itself failed (could not start, zygote died): the grader
-    # must mask the item, not score it.
+    # Set when the sandbox itself failed (could not start, zygote died, the runner
+    # never took the job): the grader must mask the item, not score it. Never set by
+    # anything the program does (see `rlvr.sandboxes.runner.core.ACCEPTED`).
     infra_error: str | None = None
 
 
