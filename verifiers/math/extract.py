@@ -39,7 +39,7 @@ from itertools import pairwise
 from typing import Literal, get_args
 
 from rlvr.verifiers.math import fallbacks
-from rlvr.verifiers.math.cleanup import remove_hidden, strip_stray_delimiters
+from rlvr.verifiers.math.cleanup import cut_at_turn_end, remove_hidden, strip_stray_delimiters
 from rlvr.verifiers.math.normalize import strip_math_wrappers
 
 Mode = Literal["auto", "strict", "boxed", "answer_tag", "answer_line"]
@@ -152,18 +152,20 @@ def _plain_boxes(text: str) -> Extracted | None:
 
 
 def _from_boxes(text: str) -> Extracted | None:
-    """The last standing box; a negated box is no answer, and a last box that later
-    text takes back ("wait, ...") gives way to an explicit statement after it."""
+    """The last standing box; a negated box is no answer, a last box that later text
+    takes back ("wait, ...") gives way to an explicit statement after it, and any box
+    to a marked final answer after it ("Final Answer: ...", `#### 18`)."""
     spans = _answer_boxes(text)
     if not spans:
         return None
     standing = [span for span in spans if not _negated(text, span[0])]
     after = text[spans[-1][1] :]
     taken_back = not standing or standing[-1] is not spans[-1] or _RETRACTION_RE.search(after) is not None
-    if taken_back:
-        found = fallbacks.find(after, fallbacks.EXPLICIT)
-        if found is not None:
-            return Extracted(found[0], f"{found[1]}_after_box")
+    # What is stated last wins: a later "Final Answer: ..." over an intermediate box,
+    # and after a retraction any explicit statement.
+    found = fallbacks.find(after, fallbacks.EXPLICIT) if taken_back else fallbacks.find_marked(after)
+    if found is not None:
+        return Extracted(found[0], f"{found[1]}_after_box")
     if not standing:
         return Extracted(None, "negated_box")
     return Extracted(standing[-1][2].strip(), "boxed", _unretracted(text, standing))
@@ -252,7 +254,7 @@ def _by_mode(text: str, mode: Mode) -> Extracted:
 def extract_answer(text: str, mode: Mode) -> Extracted:
     """The final answer of `text` under `mode`, hidden text ignored and stray
     delimiters stripped."""
-    found = _by_mode(remove_hidden(text), mode)
+    found = _by_mode(remove_hidden(cut_at_turn_end(text)), mode)
     if found.answer is None:
         return found
     answer = strip_stray_delimiters(found.answer) or None

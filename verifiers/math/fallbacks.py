@@ -38,6 +38,8 @@ _VALUE_START_RE = re.compile(r"[0-9+\-$\\(\[{.]|[a-zA-Z][ \t]*=")
 _SENTENCE_END_RE = re.compile(r"[.!?](?=\s)|\n")
 _VALUE_SHAPE_RE = re.compile(r"[0-9\\]")
 _NEGATED_RE = re.compile(r"^(?:not|no|never)\b", re.IGNORECASE)
+_COMPARISON_PREFIX = frozenset("<>!")
+_INEQUALITY_RE = re.compile(r"[<>]|!=|\\(?:le|ge|ne|leq|geq|neq|lt|gt)(?![a-zA-Z])")
 _SPAN_DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 _TAG_OPEN = "<answer>"
 _TAG_CLOSE = "</answer>"
@@ -48,11 +50,12 @@ def _first_line(s: str) -> str:
     return s if end < 0 else s[:end]
 
 
-def _value(s: str) -> str | None:
-    """`s` as a value read from prose, or None when it does not look like one."""
+def _value(s: str, last_side: bool = True) -> str | None:
+    """`s` as a value read from prose, or None when it does not look like one; with
+    `last_side`, the last side of an equality chain (`3/24 = 1/8` gives `1/8`)."""
     v = s.strip().rstrip(".!;,: ").strip().strip("*").strip()
-    # `3/24 = 1/8`: a chain of equalities ends in the value.
-    v = v[v.rfind("=") + 1 :].strip()
+    if last_side:
+        v = _last_side(v)
     if not v or len(v) > MAX_VALUE_CHARS or _NEGATED_RE.match(v):
         return None
     if v.startswith(("\\boxed", "\\fbox")):
@@ -67,6 +70,22 @@ def _value(s: str) -> str | None:
 def is_prose(text: str) -> bool:
     """More words than a value with its unit ever has."""
     return len(text.split()) > MAX_VALUE_WORDS
+
+
+def _last_equals(s: str) -> int:
+    """Index of the last `=` that is an equality (not part of `<=`, `>=`, `!=`), or -1."""
+    at = s.rfind("=")
+    while at > 0 and s[at - 1] in _COMPARISON_PREFIX:
+        at = s.rfind("=", 0, at - 1)
+    return at
+
+
+def _last_side(v: str) -> str:
+    """`3/24 = 1/8`: a chain of equalities ends in the value; `x <= 2` stays whole."""
+    at = _last_equals(v)
+    if at < 0 or _INEQUALITY_RE.search(v) is not None:
+        return v
+    return v[at + 1 :].strip()
 
 
 def gsm8k(text: str) -> str | None:
@@ -92,7 +111,7 @@ def answer_line(text: str) -> str | None:
     answer = (tail[: end.start()] if end is not None else tail).strip().strip("*").strip()
     if answer.startswith(("\\boxed", "\\fbox")):
         return None  # an unclosed box: the answer was never finished
-    if is_prose(answer) and _value(answer) is None:
+    if answer and _value(answer, last_side=False) is None:
         # "Final Answer: The largest $n$ is 34": the line states the value in a sentence.
         return final_sentence(answer) or answer
     return answer or None
@@ -133,8 +152,8 @@ def final_sentence(text: str) -> str | None:
 
 def equation(text: str) -> str | None:
     sentence = _last_sentence(text).replace("$", " ")
-    eq = sentence.rfind("=")
-    if eq < 0:
+    eq = _last_equals(sentence)
+    if eq < 0 or _INEQUALITY_RE.search(sentence) is not None:
         return None
     return _value(sentence[eq + 1 :].replace("\\]", " ").replace("\\)", " "))
 
@@ -198,6 +217,30 @@ FINDERS: tuple[tuple[str, Callable[[str], str | None]], ...] = (
 # After a retracted box only an explicit statement replaces it: a verification's
 # last equation ("let me double-check: 3 + 9 = 12") is no new answer.
 EXPLICIT = frozenset({"gsm8k", "answer_line", "final_sentence", "answer_tag_unclosed"})
+
+
+def find_marked(text: str) -> tuple[str, str] | None:
+    """A statement marked as the final answer that states a value ("Final Answer: 7",
+    `#### 7`): it overrides a box written before it. "The answer is correct" is no value."""
+    for name, finder in (("gsm8k", gsm8k), ("answer_line", _marked_line)):
+        value = finder(text)
+        if value:
+            return value, name
+    return None
+
+
+def _marked_line(text: str) -> str | None:
+    last = None
+    for m in _ANSWER_LINE_RE.finditer(text):
+        last = m
+    if last is None:
+        return None
+    # Math right after the marker is the answer as written (`x-2y+z-1=0` stays whole).
+    span = _leading_span(text[last.end() :].lstrip())
+    if span:
+        return span
+    answer = answer_line(text)
+    return _value(answer, last_side=False) if answer else None
 
 
 def find(text: str, methods: frozenset[str] | None = None) -> tuple[str, str] | None:

@@ -73,7 +73,10 @@ _IDENT_RE = re.compile(r"^(?!\\infty)(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?[a-zA-Z0-9]+
 # Never a general expression: a gold `x^2+y^2=1` must stay an equation.
 _LABEL_RE = re.compile(
     r"^(?:\([a-zA-Z](?:,[a-zA-Z])+\)|[a-zA-Z](?:\^\{?-1\}?)?\([a-zA-Z0-9+\-]{1,6}\)"
-    r"|\|[A-Z]{1,3}\||[A-Z]{2,3}|(?:m)?\\angle ?[A-Z]{1,3})$"
+    r"|\|[A-Z]{1,3}\||[A-Z]{2,3}|(?:m)?\\angle ?[A-Z]{1,3}"
+    # Ratios of named quantities: `\frac{NO}{BO}`, `A:B`, `V_{1}:V_{2}`.
+    r"|\\frac\{[A-Z]{1,3}\}\{[A-Z]{1,3}\}|(?:[A-Za-z](?:_\{?[A-Za-z0-9]{1,4}\}?)?|[A-Z]{1,4}):"
+    r"(?:[A-Za-z](?:_\{?[A-Za-z0-9]{1,4}\}?)?|[A-Z]{1,4}))$"
 )
 _REL_RE = re.compile(r"\\(?:le|ge|ne|approx)(?![a-zA-Z])|<|>|=")
 _REL_CANON = {"\\le": "<=", "\\ge": ">=", "\\ne": "!=", "\\approx": "="}

@@ -31,6 +31,29 @@ WHERE: list[Row] = [
     ("13", r"<think>\boxed{12}</think>The final answer is $\boxed{13}$.", C, "boxed"),
     ("13", r"<think>\boxed{12}</think>The answer is 13.", C, "answer_line"),
     ("12", r"<think>we get \boxed{12}</think>", C, "boxed"),  # nothing after: the thinking is read
+    # A marked final answer after a box is what the response states last.
+    (
+        "10455",
+        r"so $\boxed{255}$ is the interest. Final Answer: The final answer is $10,455$.",
+        C,
+        "answer_line_after_box",
+    ),
+    (
+        "255",
+        r"so $\boxed{255}$ is the interest. Final Answer: The final answer is $10,455$.",
+        I,
+        "answer_line_after_box",
+    ),
+    ("18", "so \\boxed{17} is the count of apples\n#### 18", C, "gsm8k_after_box"),
+    ("12", r"The answer is $\boxed{12}$. This answer is consistent with the constraints.", C, "boxed"),
+    ("12", r"The answer is $\boxed{12}$. I hope the answer is correct.", C, "boxed"),
+    ("x-2y+z-1=0", r"so $\boxed{x+y=0}$. Final Answer: The final answer is $x-2y+z-1=0$.", C, "answer_line_after_box"),
+    # The answer ends where the model's turn ends.
+    ("12", "Final Answer: the count is 12. I hope it is correct. <|im_start|>user\nThe answer is 13", C, None),
+    ("2/3", "Thus the probability is 2/3 <|im_start|>user what is 1+1? <|im_start|>assistant 2", C, None),
+    # Inequalities are kept whole, not cut at their `=`.
+    (r"x \le 2", "Thus $x <= 2$ is our answer.", C, "math_span"),
+    (r"x \neq 5", "The solution is $x != 5$", C, "final_sentence"),
     # A negated box is no answer.
     ("13", r"The answer is not \boxed{12}; it is 13.", C, "final_sentence_after_box"),
     ("12", r"The answer is not \boxed{12}; it is 13.", I, "final_sentence_after_box"),
