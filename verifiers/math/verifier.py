@@ -125,9 +125,13 @@ def _outcome(ok: bool, reason: str, details: dict[str, Any]) -> Outcome:
 
 class MathVerifier:
     name = "math"
-    version = "1.0.0"
+    # 2.0.0: issue 11 (extraction order, exact golds refuse rounded decimals); a new
+    # version keeps verdicts cached under the old rules from being served.
+    version = "2.0.0"
     description = (
-        "Final answer (last \\boxed{}, <answer> tag, or 'final answer' phrase) equals the ground truth: "
+        "Final answer (what the response states last: text after </think> first; an unretracted, "
+        "un-negated \\boxed{}, an <answer> tag, then '#### x', 'Answer: x' lines, a final sentence, "
+        "a final equation, a math span; extraction='strict' reads only boxes and tags) equals the ground truth: "
         "string, then numeric (no sympy), then symbolic equivalence. Hedged answers are incorrect. "
         "A decimal equals an exact ground truth (integer, fraction, radical, pi) only when its value is "
         "exactly equal (0.5 = 1/2, but 0.3333 != 1/3); a decimal ground truth allows rel_tol; "
