@@ -10,8 +10,9 @@ units; the worker answers with the chunk's results, in order, and meanwhile repo
 shared memory which unit it is on, since when and at what CPU time, so the deadline of
 a unit runs from when the worker starts it and queueing never counts against an item.
 
-A deadline is CPU time, as judges count it: a unit whose worker used its deadline of CPU
-gets `timeout` (the graded item's fault). A unit that overran `stall_wall_factor` times
+A deadline is CPU time, as judges count it (see `dispatch.cpu`: the worker's and that of
+the programs it runs for the unit): a unit that used its deadline of CPU gets `timeout`
+(the graded item's fault). A unit that overran `stall_wall_factor` times
 its deadline in wall time without using it was stalled by the grader (a stopped or
 starved worker, a verifier waiting on something): that is never the item's fault, so it
 runs again on a fresh worker up to `stall_retries` times, then is masked. Either way
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from rlvr.service.dispatch.cpu import unit_cpu_s
 from rlvr.service.dispatch.fair import FairQueue
 from rlvr.service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, stalled, timed_out
 from rlvr.verifiers.config import BuiltinConfig
@@ -52,19 +54,6 @@ PROGRESS_CHECK_S = 0.05
 # How often an idle thread checks that its worker is still alive, so that a worker that
 # died between jobs is replaced before the next job needs it.
 IDLE_CHECK_S = 1.0
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu_s(pid: int) -> float | None:
-    """User + system CPU seconds of process `pid` (all its threads); None once it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    # Fields after the command name, which may itself hold spaces or parentheses.
-    fields = data[data.rindex(b")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
 
 def _worker_main(conn: Connection, progress: Any, max_rss_mb: int, config: BuiltinConfig) -> None:
@@ -234,10 +223,9 @@ class _Worker:
             return min(PROGRESS_CHECK_S, wall_limit - wall)
         if wall < deadline_s:  # CPU time cannot have passed the deadline yet
             return min(PROGRESS_CHECK_S, deadline_s - wall)
-        cpu_now = process_cpu_s(self.process.pid) if self.process is not None else None
-        if cpu_now is None:
+        cpu = unit_cpu_s(self.process.pid, cpu_start, started) if self.process is not None else None
+        if cpu is None:
             return PROGRESS_CHECK_S  # gone: the pipe reports it
-        cpu = max(0.0, cpu_now - cpu_start)
         if cpu >= deadline_s:
             return _Stop(index, timed_out(deadline_s, cpu_s=cpu, wall_s=wall))
         if wall >= wall_limit:

@@ -13,12 +13,12 @@ from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
 from rlvr.verifiers.registry import Registry
 
 
-def code_unit() -> Unit:
+def code_unit(body: str = "return x", deadline_s: float = 30.0) -> Unit:
     params, ground_truth = {}, {"tests": ["assert f(1) == 1"]}
     version = Registry(use_entry_points=False).get("code").version
     prep = prepared_key("code", version, canonical_json(params), canonical_json(ground_truth))
-    response = "```python\ndef f(x):\n    return x\n```"
-    return Unit(unit_key(prep, response), prep, "code", params, ground_truth, "", response, 30.0)
+    response = f"```python\ndef f(x):\n    {body}\n```"
+    return Unit(unit_key(prep, response), prep, "code", params, ground_truth, "", response, deadline_s)
 
 
 async def grade_one(config: BuiltinConfig, unit: Unit) -> UnitResult:
@@ -43,3 +43,13 @@ def test_workers_use_the_sandbox_policy_they_were_given() -> None:
     # Nothing in the environment names docker: only the config reaches the worker.
     result = asyncio.run(grade_one(BuiltinConfig(SandboxPolicy(backend="docker")), code_unit()))
     assert result.mask and "sandbox unavailable" in result.reason, result
+
+
+def test_a_program_spinning_in_the_sandbox_used_its_time() -> None:
+    # The per-test limit (5 s) is past the unit's deadline (1 s of CPU): the service's
+    # deadline decides, and the CPU the program burnt below the worker counts.
+    result = asyncio.run(grade_one(BuiltinConfig(), code_unit("while True: pass", deadline_s=1.0)))
+    if result.mask and "sandbox" in result.reason:
+        pytest.skip(f"no sandbox here: {result.reason}")
+    assert result.verdict == "timeout" and result.mask is False, result
+    assert result.details["cpu_s"] >= 1.0
