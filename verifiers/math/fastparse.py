@@ -102,12 +102,12 @@ class _Parser:
             raise _Unsupported("a mixed number")  # `2\frac{1}{2}` is 5/2 there
 
     def unary(self) -> Any:
-        tok = self.peek()
-        if tok in ("-", "+"):
-            self.take()
-            inner = self.unary()
-            return sympy.Mul(-1, inner, evaluate=False) if tok == "-" else inner
-        return self.power()
+        # A loop, not recursion: `------5` must not nest a frame per sign.
+        negative = False
+        while self.peek() in ("-", "+"):
+            negative ^= self.take() == "-"
+        value = self.power()
+        return sympy.Mul(-1, value, evaluate=False) if negative else value
 
     def power(self) -> Any:
         base = self.atom()
@@ -171,6 +171,6 @@ def parse(latex: str) -> Any | None:
     parser = _Parser(tokens)
     try:
         expr = parser.expr()
-    except _Unsupported:
+    except (_Unsupported, RecursionError):  # brackets are bounded before; this is a backstop
         return None
     return expr if parser.i == len(tokens) else None

@@ -24,6 +24,7 @@ from rlvr.verifiers.math import (
     cleanup,
     compare,
     extract,
+    fastparse,
     normalize,
     numeric,
     structure,
@@ -93,6 +94,7 @@ def _extractors() -> dict[str, Callable[[str], object]]:
             "structure.parse": _structure,
             "compare.view": _view,
             "symbolic.check_text": _check_text,
+            "fastparse.parse": fastparse.parse,
         }
     )
     return fns
