@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # Indices in /proc/<pid>/stat after the command name: state, ..., utime, stime, ..., starttime.
@@ -48,13 +49,23 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def unit_cpu_s(pid: int, own_cpu_at_start: float, started_monotonic: float) -> float | None:
+class UnitUsage(NamedTuple):
+    """What a unit has used so far. `program_alive`: a process started for the unit
+    (a sandboxed program) is still running, so the wall time is the program's to spend
+    (sleeping, blocked on input), not a stall of the grader."""
+
+    cpu_s: float
+    program_alive: bool
+
+
+def unit_usage(pid: int, own_cpu_at_start: float, started_monotonic: float) -> UnitUsage | None:
     """CPU seconds the unit started at `started_monotonic` has used in worker `pid` and
     in the processes started below it since; None once the worker is gone."""
     own = process_cpu_s(pid)
     if own is None:
         return None
     total = max(0.0, own - own_cpu_at_start)
+    alive = False
     # Process start times are in ticks since boot; the unit's start, moved to that clock.
     start_ticks = (started_monotonic + time.clock_gettime(time.CLOCK_BOOTTIME) - time.monotonic()) * CLOCK_TICKS
     frontier = _children(pid)
@@ -65,5 +76,6 @@ def unit_cpu_s(pid: int, own_cpu_at_start: float, started_monotonic: float) -> f
             continue
         if int(fields[_STARTTIME]) + 1 >= start_ticks:
             total += _cpu(fields)
+            alive = alive or fields[0] != b"Z"
         frontier.extend(_children(child))
-    return total
+    return UnitUsage(total, alive)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from rlvr.service.dispatch.cpu import unit_cpu_s
+from rlvr.service.dispatch.cpu import unit_usage
 from rlvr.service.dispatch.fair import FairQueue
 from rlvr.service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, stalled, timed_out
 from rlvr.verifiers.config import BuiltinConfig
@@ -223,10 +223,13 @@ class _Worker:
             return min(PROGRESS_CHECK_S, wall_limit - wall)
         if wall < deadline_s:  # CPU time cannot have passed the deadline yet
             return min(PROGRESS_CHECK_S, deadline_s - wall)
-        cpu = unit_cpu_s(self.process.pid, cpu_start, started) if self.process is not None else None
-        if cpu is None:
+        usage = unit_usage(self.process.pid, cpu_start, started) if self.process is not None else None
+        if usage is None:
             return PROGRESS_CHECK_S  # gone: the pipe reports it
-        if cpu >= deadline_s:
+        cpu = usage.cpu_s
+        # Past the wall limit with the graded program still running, the program holds
+        # the time (it sleeps or blocks): its fault, as a judge's wall limit says.
+        if cpu >= deadline_s or (wall >= wall_limit and usage.program_alive):
             return _Stop(index, timed_out(deadline_s, cpu_s=cpu, wall_s=wall))
         if wall >= wall_limit:
             return _Stop(index, stalled(deadline_s, cpu_s=cpu, wall_s=wall), True)

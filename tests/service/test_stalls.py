@@ -93,3 +93,28 @@ def test_a_worker_that_dies_idle_is_replaced_before_the_next_job(one_worker: str
         assert time.monotonic() < deadline, state
         time.sleep(0.1)
     assert state["restarts"]["died_idle"] >= 1  # type: ignore[index]
+
+
+SLEEPERS = {
+    "sleep in the function": "import time\ndef add(a, b):\n    time.sleep(30)\n    return a + b\n",
+    "sleep at load": "import time\ntime.sleep(30)\ndef add(a, b):\n    return a + b\n",
+    "block on a pipe": "import os\ndef add(a, b):\n    r, w = os.pipe()\n    os.read(r, 1)\n    return a + b\n",
+    "wait on a child": "import os, time\ndef add(a, b):\n    if os.fork() == 0:\n        time.sleep(30)\n"
+    "    os.wait()\n    return a + b\n",
+}
+
+
+@pytest.mark.parametrize("program", SLEEPERS.values(), ids=SLEEPERS.keys())
+def test_a_program_that_holds_its_time_without_cpu_is_a_timeout_not_masked(one_worker: str, program: str) -> None:
+    # A short item deadline and a long per-test limit: the wall limit of the stall rule
+    # (3x the deadline) passes while the sandboxed program is still waiting.
+    item = {
+        "response": f"```python\n{program}```",
+        "verifier": "code",
+        "params": {"timeout_s": 20},
+        "ground_truth": {"tests": ["assert add(1, 2) == 3"]},
+    }
+    r = httpx.post(one_worker + "/v1/grade", json={"items": [item], "deadline_s": 1}, timeout=120)
+    result = r.json()["results"][0]
+    assert result["mask"] is False, result
+    assert result["verdict"] == "timeout" and result["reward"] == 0.0, result
