@@ -18,7 +18,8 @@ A plugin (see `rlvr.verifiers.base` for the full contract)::
     >>> Exact().verify(GradeInput(prompt="2+2?", response=" 4 "), NoParams(), "4").verdict
     <Verdict.CORRECT: 'correct'>
 
-A trainer (`rlvr_url` is a running `rlvr serve`)::
+A trainer (`rlvr_url` is a running `rlvr serve`; without a URL the client grades
+in-process, and `AsyncRewardClient` is the same for asyncio code)::
 
     >>> from rlvr import RewardClient
     >>> with RewardClient(rlvr_url) as client:
@@ -36,14 +37,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rlvr.client import RewardClient, Rewards, RewardServiceError
+    from rlvr.client import AsyncRewardClient, Graded, GradeResult, RewardClient, Rewards, RewardServiceError
     from rlvr.verifiers.base import GradeInput, NoParams, Outcome, Verdict, Verifier
     from rlvr.verifiers.errors import PluginError, VerifierError
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncRewardClient",
     "GradeInput",
+    "GradeResult",
+    "Graded",
     "NoParams",
     "Outcome",
     "PluginError",
@@ -65,6 +69,9 @@ _HOMES = {
     "PluginError": "rlvr.verifiers.errors",
     "VerifierError": "rlvr.verifiers.errors",
     "RewardClient": "rlvr.client",
+    "AsyncRewardClient": "rlvr.client",
+    "GradeResult": "rlvr.client",
+    "Graded": "rlvr.client",
     "RewardServiceError": "rlvr.client",
     "Rewards": "rlvr.client",
 }

@@ -14,18 +14,30 @@ Example (`rlvr_url` is the address of a running `rlvr serve`)::
 Masked items (the grader failed) come back with `mask=True`; drop them from the loss
 instead of treating their reward as 0.
 
+Large batches are split into chunks of `chunk_size` items (the items of one `group`
+stay in one chunk, so that the server's group statistics see the whole group), and at
+most `concurrency` chunks are in flight at once. Results come back in request order.
+
 Grading is idempotent, so the client retries what a retry can cure: connection errors,
 429 and 5xx answers (a server draining for a restart answers 503), with exponential
 backoff and jitter, or after the server's Retry-After.
+
+`url=None` grades embedded: the service runs in this process (its worker pool in child
+processes), with no server to start. The seam is httpx's transport: `rlvr.embedded`
+serves the same app through an in-process ASGI transport, so validation, errors and
+retries are those of the HTTP service. It is the client's only way into the server's
+layers, and is imported only when `url` is None (the import contracts in pyproject.toml
+name that one import).
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+import threading
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict, TypeVar, Unpack
 
 import httpx
 
@@ -33,7 +45,12 @@ DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 5
 DEFAULT_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
+DEFAULT_CHUNK_SIZE = 1024
+DEFAULT_CONCURRENCY = 8
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+Advantage = Literal["grpo", "dr_grpo", "rloo"]
+T = TypeVar("T")
 
 
 class RewardServiceError(RuntimeError):
@@ -44,59 +61,161 @@ class RewardServiceError(RuntimeError):
 
 
 @dataclass
-class Rewards:
-    values: list[float]
-    mask: list[bool]
-    results: list[dict[str, Any]]
+class GradeResult:
+    """One item's result (the fields of the API's result object)."""
+
+    reward: float
+    verdict: str
+    mask: bool
+    id: str | None = None
+    scores: dict[str, float] = field(default_factory=dict)
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    cached: bool = False
+    elapsed_ms: float = 0.0
+    group: str | None = None
+    advantage: float | None = None
+    agreement: float | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GradeResult:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+@dataclass
+class Graded:
+    """The results, in request order, and the request's statistics (summed over chunks)."""
+
+    results: list[GradeResult]
     stats: dict[str, Any]
 
 
-class RewardClient:
-    """Blocking client; retries connection errors, 429 and 5xx (`retries` times, waiting
-    `backoff_s` doubled each time, or the server's Retry-After)."""
+@dataclass
+class Rewards:
+    values: list[float]
+    mask: list[bool]
+    results: list[GradeResult]
+    stats: dict[str, Any]
+
+    @property
+    def advantages(self) -> list[float | None]:
+        return [r.advantage for r in self.results]
+
+
+class ClientOptions(TypedDict, total=False):
+    timeout_s: float
+    retries: int
+    backoff_s: float
+    chunk_size: int
+    concurrency: int
+    transport: httpx.AsyncBaseTransport | None
+
+
+class AsyncRewardClient:
+    """The client for asyncio code. `url=None` grades embedded (see the module's notes);
+    `transport` replaces the HTTP transport (an `httpx.AsyncBaseTransport`)."""
 
     def __init__(
         self,
-        base_url: str,
+        url: str | None = None,
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         retries: int = DEFAULT_RETRIES,
         backoff_s: float = DEFAULT_BACKOFF_S,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.http = httpx.Client(base_url=base_url, timeout=timeout_s)
+        if chunk_size < 1 or concurrency < 1 or retries < 0:
+            raise ValueError("chunk_size and concurrency must be at least 1, retries at least 0")
+        if url is None and transport is None:
+            from rlvr.embedded import EmbeddedTransport
+
+            transport = EmbeddedTransport()
+        # Keep-alive connections for every chunk in flight: single-item callers (verl's
+        # reward loop) send many small requests at once.
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=max(concurrency, 64))
+        self.http = httpx.AsyncClient(
+            base_url=url or "http://rlvr.embedded", timeout=timeout_s, transport=transport, limits=limits
+        )
         self.retries = retries
         self.backoff_s = backoff_s
+        self.chunk_size = chunk_size
+        self.concurrency = concurrency
 
-    def __enter__(self) -> RewardClient:
+    async def __aenter__(self) -> AsyncRewardClient:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
-    def close(self) -> None:
-        self.http.close()
+    async def aclose(self) -> None:
+        await self.http.aclose()
 
-    def grade(self, items: Sequence[dict[str, Any]], deadline_s: float | None = None) -> dict[str, Any]:
-        """The server's answer; RewardServiceError for an error answer that retries did not
-        cure, or the transport's error (httpx.TransportError) when no answer came."""
-        body: dict[str, Any] = {"items": list(items)}
+    async def grade(
+        self,
+        items: Sequence[dict[str, Any]],
+        *,
+        deadline_s: float | None = None,
+        advantage: Advantage | None = None,
+    ) -> Graded:
+        """Results in request order. RewardServiceError for an error answer that retries did
+        not cure, or the transport's error (httpx.TransportError) when no answer came."""
+        if not items:
+            return Graded([], {"items": 0})
+        extra: dict[str, Any] = {}
         if deadline_s is not None:
-            body["deadline_s"] = deadline_s
+            extra["deadline_s"] = deadline_s
+        if advantage is not None:
+            extra["advantage"] = advantage
+        chunks = chunk_indices(items, self.chunk_size)
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def send(chunk: list[int]) -> dict[str, Any]:
+            async with gate:
+                return await self._post("/v1/grade", {"items": [items[i] for i in chunk], **extra}, len(chunk))
+
+        answers = await asyncio.gather(*(send(c) for c in chunks))
+        results: list[GradeResult | None] = [None] * len(items)
+        for chunk, answer in zip(chunks, answers, strict=True):
+            for i, data in zip(chunk, answer["results"], strict=True):
+                results[i] = GradeResult.from_json(data)
+        return Graded([r for r in results if r is not None], merge_stats([a["stats"] for a in answers]))
+
+    async def rewards(
+        self,
+        responses: Sequence[str],
+        verifier: str | list[dict[str, Any]],
+        ground_truths: Sequence[Any] | None = None,
+        prompts: Sequence[str] | None = None,
+        params: dict[str, Any] | None = None,
+        groups: Sequence[str] | None = None,
+        advantage: Advantage | None = None,
+    ) -> Rewards:
+        items = build_items(responses, verifier, ground_truths, prompts, params, groups)
+        out = await self.grade(items, advantage=advantage)
+        return Rewards([r.reward for r in out.results], [r.mask for r in out.results], out.results, out.stats)
+
+    async def _post(self, path: str, body: dict[str, Any], expected: int) -> dict[str, Any]:
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                r = self.http.post("/v1/grade", json=body)
+                r = await self.http.post(path, json=body)
             except httpx.TransportError:
                 if last:
                     raise
-                time.sleep(self._backoff(attempt, None))
+                await asyncio.sleep(self._backoff(attempt, None))
                 continue
             if r.status_code in RETRIED_STATUSES and not last:
-                time.sleep(self._backoff(attempt, r.headers.get("retry-after")))
+                await asyncio.sleep(self._backoff(attempt, r.headers.get("retry-after")))
                 continue
             if r.status_code != 200:
                 raise RewardServiceError(r.status_code, _error_message(r))
-            return r.json()  # type: ignore[no-any-return]
+            answer: dict[str, Any] = r.json()
+            if len(answer.get("results", ())) != expected:
+                raise RewardServiceError(200, f"{len(answer.get('results', ()))} results for {expected} items")
+            return answer
         raise AssertionError("unreachable")
 
     def _backoff(self, attempt: int, retry_after: str | None) -> float:
@@ -108,6 +227,41 @@ class RewardClient:
         # Full jitter, so that the clients of a restarted server do not all come back at once.
         return random.uniform(0.0, min(MAX_BACKOFF_S, self.backoff_s * 2**attempt))
 
+
+class RewardClient:
+    """The blocking client: an AsyncRewardClient on a private event loop thread, so that it
+    works the same from plain code and from code already inside an event loop."""
+
+    def __init__(self, url: str | None = None, **options: Unpack[ClientOptions]) -> None:
+        """`options` are AsyncRewardClient's."""
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="rlvr-client", daemon=True)
+        self._thread.start()
+        self.aio = AsyncRewardClient(url, **options)
+
+    def __enter__(self) -> RewardClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        self._run(self.aio.aclose())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    def grade(
+        self,
+        items: Sequence[dict[str, Any]],
+        *,
+        deadline_s: float | None = None,
+        advantage: Advantage | None = None,
+    ) -> Graded:
+        return self._run(self.aio.grade(items, deadline_s=deadline_s, advantage=advantage))
+
     def rewards(
         self,
         responses: Sequence[str],
@@ -116,22 +270,79 @@ class RewardClient:
         prompts: Sequence[str] | None = None,
         params: dict[str, Any] | None = None,
         groups: Sequence[str] | None = None,
+        advantage: Advantage | None = None,
     ) -> Rewards:
-        items = []
-        for i, response in enumerate(responses):
-            item: dict[str, Any] = {"response": response, "verifier": verifier}
-            if ground_truths is not None:
-                item["ground_truth"] = ground_truths[i]
-            if prompts is not None:
-                item["prompt"] = prompts[i]
-            if params and isinstance(verifier, str):
-                item["params"] = params
-            if groups is not None:
-                item["group"] = groups[i]
-            items.append(item)
-        out = self.grade(items)
-        results = out["results"]
-        return Rewards([r["reward"] for r in results], [r["mask"] for r in results], results, out["stats"])
+        return self._run(self.aio.rewards(responses, verifier, ground_truths, prompts, params, groups, advantage))
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+
+def build_items(
+    responses: Sequence[str],
+    verifier: str | list[dict[str, Any]],
+    ground_truths: Sequence[Any] | None = None,
+    prompts: Sequence[str] | None = None,
+    params: dict[str, Any] | None = None,
+    groups: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """/v1/grade items; the sequences given must be as long as `responses`."""
+    for name, seq in (("ground_truths", ground_truths), ("prompts", prompts), ("groups", groups)):
+        if seq is not None and len(seq) != len(responses):
+            raise ValueError(f"{name}: {len(seq)} values for {len(responses)} responses")
+    items = []
+    for i, response in enumerate(responses):
+        item: dict[str, Any] = {"response": response, "verifier": verifier}
+        if ground_truths is not None:
+            item["ground_truth"] = ground_truths[i]
+        if prompts is not None:
+            item["prompt"] = prompts[i]
+        if params and isinstance(verifier, str):
+            item["params"] = params
+        if groups is not None:
+            item["group"] = groups[i]
+        items.append(item)
+    return items
+
+
+def chunk_indices(items: Sequence[dict[str, Any]], chunk_size: int) -> list[list[int]]:
+    """Item indices in chunks of at most `chunk_size`, except that the items of one group
+    are never split (a larger group is a chunk of its own)."""
+    blocks: dict[object, list[int]] = {}
+    for i, item in enumerate(items):
+        group = item.get("group")
+        blocks.setdefault(i if group is None else ("group", group), []).append(i)
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    for block in blocks.values():
+        if current and len(current) + len(block) > chunk_size:
+            chunks.append(current)
+            current = []
+        current.extend(block)
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One request's statistics from its chunks': counts add up, the wall time is the
+    longest chunk's, and groups (never split across chunks) are joined."""
+    if len(parts) == 1:
+        return parts[0]
+    out: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if key == "elapsed_ms":
+                out[key] = max(out.get(key, 0.0), value)
+            elif isinstance(value, dict):
+                merged = out.setdefault(key, {})
+                for k, v in value.items():
+                    merged[k] = merged.get(k, 0) + v if isinstance(v, int | float) and key != "groups" else v
+            elif isinstance(value, int | float):
+                out[key] = out.get(key, 0) + value
+            else:
+                out[key] = value
+    return out
 
 
 def _error_message(r: httpx.Response) -> str:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import http.server
 import json
 import socket
@@ -8,7 +9,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from rlvr.client import RewardClient, RewardServiceError
+from rlvr import AsyncRewardClient, RewardClient
+from rlvr.client import RewardServiceError, chunk_indices, merge_stats
+from rlvr.embedded import EmbeddedTransport
+from rlvr.service.settings import Settings
 
 
 def test_rewards_over_http(live_server: str) -> None:
@@ -38,14 +42,16 @@ class FlakyServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers["content-length"]))
+                sent = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 flaky.attempts += 1
                 step = flaky.script.pop(0) if flaky.script else "ok"
                 if step == "drop":  # the connection dies without an answer
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 status = 200 if step == "ok" else int(step)
-                body = json.dumps({"results": [], "stats": {}} if step == "ok" else {"error": {"message": step}})
+                results = [{"reward": 1.0, "verdict": "correct", "mask": False} for _ in sent["items"]]
+                answer = {"results": results, "stats": {"items": len(results)}}
+                body = json.dumps(answer if step == "ok" else {"error": {"message": step}})
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(body)))
@@ -82,7 +88,8 @@ def flaky() -> Iterator[Callable[[list[str]], FlakyServer]]:
 def test_connection_errors_and_5xx_are_retried(flaky: Callable[[list[str]], FlakyServer]) -> None:
     server = flaky(["drop", "503", "500", "502", "429"])
     with RewardClient(server.url, retries=5, backoff_s=0.01) as client:
-        assert client.grade([{"response": "x", "verifier": "format"}]) == {"results": [], "stats": {}}
+        out = client.grade([{"response": "x", "verifier": "format"}])
+    assert [r.reward for r in out.results] == [1.0] and out.stats == {"items": 1}
     assert server.attempts == 6
 
 
@@ -95,3 +102,57 @@ def test_client_errors_are_not_retried_and_retries_end(flaky: Callable[[list[str
     with RewardClient(server.url, retries=2, backoff_s=0.01) as client, pytest.raises(RewardServiceError) as err:
         client.grade([{"response": "x", "verifier": "format"}])
     assert err.value.status == 503 and server.attempts == 3
+
+
+def test_the_async_client_keeps_request_order_across_chunks(live_server: str) -> None:
+    good, bad = "<think>a</think><answer>4</answer>", "4"
+    responses = [good, bad, bad, good, good, bad, good]
+
+    async def grade() -> list[float]:
+        async with AsyncRewardClient(live_server, chunk_size=2, concurrency=3) as client:
+            out = await client.rewards(responses, verifier="format")
+        assert out.stats["items"] == len(responses)
+        return out.values
+
+    assert asyncio.run(grade()) == [1.0 if r == good else 0.0 for r in responses]
+
+
+def test_chunks_never_split_a_group() -> None:
+    items = [{"group": g} if g else {} for g in ["a", None, "b", "a", "b", "a", None]]
+    chunks = chunk_indices(items, 3)
+    assert sorted(i for c in chunks for i in c) == list(range(len(items)))
+    for group in ("a", "b"):
+        holding = [c for c in chunks if any(items[i].get("group") == group for i in c)]
+        assert len(holding) == 1, chunks
+    assert all(len(c) <= 3 for c in chunks)
+
+
+def test_chunk_statistics_add_up() -> None:
+    merged = merge_stats(
+        [
+            {"items": 2, "elapsed_ms": 5.0, "verdicts": {"correct": 2}, "groups": {"a": {"n": 2, "mean": 1.0}}},
+            {"items": 1, "elapsed_ms": 9.0, "verdicts": {"correct": 1, "incorrect": 1}, "groups": {"b": {"n": 1}}},
+        ]
+    )
+    assert merged["items"] == 3 and merged["elapsed_ms"] == 9.0
+    assert merged["verdicts"] == {"correct": 3, "incorrect": 1}
+    assert merged["groups"] == {"a": {"n": 2, "mean": 1.0}, "b": {"n": 1}}
+
+
+def test_the_retries_of_many_chunks_recover(flaky: Callable[[list[str]], FlakyServer]) -> None:
+    server = flaky(["503", "drop", "429"])
+    items = [{"response": str(i), "verifier": "format"} for i in range(5)]
+    with RewardClient(server.url, backoff_s=0.01, chunk_size=2, concurrency=1) as client:
+        out = client.grade(items)
+    assert len(out.results) == 5 and server.attempts == 3 + 3
+
+
+def test_embedded_grading_needs_no_server() -> None:
+    transport = EmbeddedTransport(Settings(workers=1))
+    with RewardClient(None, transport=transport) as client:
+        out = client.rewards(["<think>a</think><answer>4</answer>", "4"], verifier="format")
+        assert out.values == [1.0, 0.0] and out.mask == [False, False]
+        # Bad input fails as it does over HTTP: 422, naming the field.
+        with pytest.raises(RewardServiceError, match=r"items\[0\]") as err:
+            client.grade([{"response": "x"}])
+        assert err.value.status == 422
