@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from rlvr.service.cache import VerdictCache
 from rlvr.service.dispatch import Dispatcher
 from rlvr.service.errors import BadRequest, Overloaded
+from rlvr.service.groups import apply_group_stats
 from rlvr.service.metrics import Metrics
 from rlvr.service.models import UNION_TAGS, GradeItem, GradeRequest
 from rlvr.service.settings import Settings
@@ -233,6 +234,7 @@ class Grader:
             raise BadRequest(f"items: {len(request.items)} items exceed the limit of {self.settings.max_items}")
         if not request.items:
             raise BadRequest("items: at least one item is required")
+        _check_groups(request)
         ground_truths = self._check_cost(request.items)
         planner = _Planner(self.registry, lambda default: self._deadline(request, default))
         return planner.plan(request.items, ground_truths)
@@ -276,6 +278,7 @@ class Grader:
         with self._admitted(len(unique)):
             results, hits, dispatched = await self._resolve(unique)
         out = [self._assemble(p, results, hits) for p in planned]
+        groups = apply_group_stats(out, request.advantage)
         return {
             "results": out,
             "stats": {
@@ -285,6 +288,7 @@ class Grader:
                 "dispatched": dispatched,
                 "elapsed_ms": (time.perf_counter() - started) * 1000.0,
                 "verdicts": dict(TallyCounter(r["verdict"] for r in out)),
+                "groups": groups,
             },
         }
 
@@ -379,6 +383,16 @@ class Grader:
             "elapsed_ms": math.fsum(r.elapsed_ms for _, r in parts),
             "group": p.item.group,
         }
+
+
+def _check_groups(request: GradeRequest) -> None:
+    """An advantage is relative to a group: with `advantage`, every item needs one."""
+    if request.advantage is None:
+        return
+    missing = [i for i, item in enumerate(request.items) if item.group is None]
+    if missing:
+        shown = [f"items[{i}].group: required when advantage is set" for i in missing[:MAX_ERRORS_LISTED]]
+        raise BadRequest("; ".join(shown), details={"errors": shown})
 
 
 def _distinct_units(planned: list[_PlannedItem]) -> dict[str, Unit]:

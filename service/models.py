@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from rlvr.service.groups import Advantage
 from rlvr.verifiers.base import Verdict
 
 
@@ -54,6 +55,11 @@ class GradeRequest(BaseModel):
     deadline_s: float | None = Field(
         None, gt=0, description="Per-item deadline for this request, up to the server's max_deadline_s."
     )
+    advantage: Advantage | None = Field(
+        None,
+        description="Compute each item's advantage within its `group` (every item then needs a group): "
+        "grpo (r - mean) / (std + 1e-4), dr_grpo r - mean, rloo r - mean of the others.",
+    )
 
 
 class GradeResult(BaseModel):
@@ -67,6 +73,28 @@ class GradeResult(BaseModel):
     cached: bool
     elapsed_ms: float
     group: str | None = None
+    advantage: float | None = Field(None, description="Within the item's group; null when masked or not asked for.")
+    agreement: float | None = Field(
+        None, description="Share of the item's group that gave the same canonical answer (verifiers that report one)."
+    )
+
+
+class GroupStats(BaseModel):
+    """Statistics of the unmasked items sharing one `group` (definitions: `rlvr.service.groups`)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    n: int = Field(description="Unmasked items in the group.")
+    masked: int = Field(description="Masked items, left out of every statistic.")
+    mean: float | None
+    std: float | None = Field(description="Unbiased standard deviation of the rewards; 0 for one item.")
+    pass_at_k: dict[str, float] = Field(
+        alias="pass@k", description="Unbiased pass@k for k = 1, 2, 4, ... up to n; correct means verdict correct."
+    )
+    zero_std: bool = Field(description="Every reward equal: the group gives no gradient.")
+    maj_at_n: bool | None = Field(
+        alias="maj@n", description="Whether the most frequent canonical answer is correct; null without answers."
+    )
 
 
 class GradeStats(BaseModel):
@@ -76,6 +104,7 @@ class GradeStats(BaseModel):
     dispatched: int
     elapsed_ms: float
     verdicts: dict[str, int]
+    groups: dict[str, GroupStats] = Field(default_factory=dict, description="Per `group` of the request.")
 
 
 class GradeResponse(BaseModel):
