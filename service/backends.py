@@ -99,6 +99,7 @@ def _redis_backends(settings: Settings, embedded_pool: Callable[[], EmbeddedDisp
         chunk_size=settings.chunk_size,
         max_queue=settings.redis_max_queue,
         result_timeout_s=settings.redis_result_timeout_s,
+        window_chunks=settings.redis_window_chunks,
     )
     if settings.redis_fallback == "embedded":
         dispatcher = FallbackDispatcher(dispatcher, embedded_pool())

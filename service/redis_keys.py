@@ -13,6 +13,10 @@ WORKER_GROUP = "rlvr-workers"
 DEAD_LETTER_STREAM = PREFIX + "jobs:dead"
 """Entries delivered more than `redis_max_deliveries` times, kept for inspection."""
 
+WORKERS = PREFIX + "workers"
+"""Sorted set of live `rlvr worker` processes: member `<chunks it can hold>|<name>`, score
+the Redis server's time of its last presence beat. API replicas size their window from it."""
+
 STATS = PREFIX + "stats"
 """Hash of counters workers keep: reclaimed, dead_lettered, processed_units, worker heartbeats."""
 

@@ -143,6 +143,14 @@ class Settings(BaseSettings):
     redis_max_queue: int = Field(
         DEFAULT_REDIS_MAX_QUEUE, ge=1, description="Stream entries waiting or in progress; past it requests get 429."
     )
+    redis_window_chunks: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "Chunks one API replica keeps on the stream at once, the rest waiting their turn round-robin between "
+            "requests (default: what the live workers can hold together)."
+        ),
+    )
     redis_result_timeout_s: float = Field(
         DEFAULT_REDIS_RESULT_TIMEOUT_S, gt=0, description="How long a request waits for workers before masking."
     )
@@ -156,6 +164,11 @@ class Settings(BaseSettings):
     )
     allow_weak_isolation: bool = Field(
         False, description="Run code even when the sandbox is below min_isolation (operator opt-out)."
+    )
+    default_verifier: str | None = Field(
+        None,
+        description="Verifier of /get_reward (OpenRLHF) and /v1/reward (slime) requests whose URL names none "
+        "with ?verifier=NAME.",
     )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from rlvr.service import redis_keys
+from rlvr.service import presence, redis_keys
 from rlvr.service.dispatch.embedded import EmbeddedDispatcher
 from rlvr.service.redis_conn import BLOCKING_READ_S, REDIS_ERRORS, as_text, redis_client
 from rlvr.service.settings import Settings, builtin_config
@@ -103,6 +103,7 @@ class Worker:
         await self.pool.start()
         log.info("worker %s: %d processes on %s", self.name, self.processes, self.settings.redis_url)
         heartbeat = asyncio.create_task(self._heartbeat())
+        announce = asyncio.create_task(self._announce())
         backoff = RECONNECT_BACKOFF_S
         try:
             while not self.stopping.is_set():
@@ -120,6 +121,9 @@ class Worker:
             if self.tasks:
                 await asyncio.gather(*self.tasks, return_exceptions=True)
             heartbeat.cancel()
+            announce.cancel()
+            with contextlib.suppress(*REDIS_ERRORS):
+                await presence.leave(self.client, self.name, self.max_in_hand)
             await self._leave_group()
             await self.pool.close()
             await self.client.aclose()
@@ -283,6 +287,14 @@ class Worker:
         await self.client.hincrby(redis_keys.STATS, "dead_lettered", 1)
         failures = [infrastructure_failure(f"dead-lettered: {why}", entry=entry_id) for _ in units]
         await self._publish(entry_id, reply, units, failures)
+
+    async def _announce(self) -> None:
+        """Tells the API replicas this worker is alive and how many chunks it can hold,
+        so that they keep only that much of their work on the stream (fairness)."""
+        while True:
+            with contextlib.suppress(*REDIS_ERRORS):
+                await presence.beat(self.client, self.name, self.max_in_hand)
+            await asyncio.sleep(presence.BEAT_INTERVAL_S)
 
     async def _heartbeat(self) -> None:
         interval = max(0.2, self.settings.redis_reclaim_idle_s / 3)

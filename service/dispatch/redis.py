@@ -13,14 +13,17 @@ import asyncio
 import contextlib
 import json
 import logging
+import queue
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
 
-from rlvr.service import redis_keys
+from rlvr.service import presence, redis_keys
+from rlvr.service.dispatch.fair import FairQueue
 from rlvr.service.errors import BackendUnavailable, Overloaded
 from rlvr.service.redis_conn import BLOCKING_READ_S, REDIS_ERRORS, as_text
 from rlvr.service.work import Unit, UnitResult, infrastructure_failure
@@ -29,6 +32,18 @@ log = logging.getLogger(__name__)
 
 RECONNECT_BACKOFF_S = 0.2
 FOLLOWER_POLL_S = 0.05
+# How often the live workers' capacity is read again, while there is work to send.
+WINDOW_REFRESH_S = 1.0
+
+
+@dataclass(eq=False)
+class _Chunk:
+    """One stream entry's worth of a request's units, and the futures they resolve."""
+
+    units: list[Unit]
+    futures: list[asyncio.Future[UnitResult]]
+    entry: str | None = None
+    open: int = field(default=0)
 
 
 class RedisDispatcher:
@@ -43,6 +58,7 @@ class RedisDispatcher:
         chunk_size: int,
         max_queue: int,
         result_timeout_s: float,
+        window_chunks: int | None = None,
         replica: str | None = None,
     ) -> None:
         self.client = client
@@ -54,6 +70,17 @@ class RedisDispatcher:
         self.reply_key = redis_keys.reply_list(self.replica)
         self._waiting: dict[str, asyncio.Future[UnitResult]] = {}
         self._reader: asyncio.Task[None] | None = None
+        # Fairness: the stream is a FIFO that every replica and worker shares, so this
+        # replica keeps only a window of its chunks there (as many as the live workers
+        # can hold) and picks what goes next round-robin between its requests. A 1-item
+        # request then waits behind one window, not behind every queued batch.
+        self.window_chunks = window_chunks
+        self._unsent: FairQueue[_Chunk] = FairQueue()
+        self._outstanding = 0
+        self._pumping = False
+        self._window = max_queue
+        self._window_read_at = -WINDOW_REFRESH_S
+        self._pumps: set[asyncio.Task[None]] = set()
         self.connected = False
         self.last_error: str | None = None
 
@@ -61,6 +88,8 @@ class RedisDispatcher:
         self._reader = asyncio.create_task(self._read_replies(), name="rlvr-redis-replies")
 
     async def close(self) -> None:
+        for task in list(self._pumps):
+            task.cancel()
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -122,18 +151,24 @@ class RedisDispatcher:
         loop = asyncio.get_running_loop()
         leaders, followers = await self._claim(units)
         futures = {u.key: loop.create_future() for u in leaders}
-        for key, fut in futures.items():
-            self._waiting[key] = fut
-        entries: list[str] = []
+        self._waiting.update(futures)
+        slices = [leaders[start : start + self.chunk_size] for start in range(0, len(leaders), self.chunk_size)]
+        chunks = [_Chunk(part, [futures[u.key] for u in part]) for part in slices]
+        owner = object()
         try:
-            entries = await self._enqueue(leaders)
+            if chunks:
+                await self._admit(len(chunks))
+                self._unsent.put_many(owner, chunks)
+                self._kick()
             results = await self._collect(units, futures, followers)
         except asyncio.CancelledError:
-            await self._withdraw(entries)
+            await self._withdraw([c.entry for c in chunks if c.entry is not None])
             raise
         finally:
-            for key in futures:
+            self._unsent.cancel(owner)
+            for key, fut in futures.items():
                 self._waiting.pop(key, None)
+                fut.cancel()  # a no-op when resolved; otherwise frees this request's share of the window
             if leaders:
                 with contextlib.suppress(*REDIS_ERRORS):
                     await self.client.delete(*(redis_keys.in_flight(u.key) for u in leaders))
@@ -158,28 +193,105 @@ class RedisDispatcher:
             with contextlib.suppress(*REDIS_ERRORS):
                 await self.client.xdel(redis_keys.JOB_STREAM, *entries)
 
-    async def _enqueue(self, units: list[Unit]) -> list[str]:
-        """Puts `units` on the stream in chunks; the ids of the entries."""
-        if not units:
-            return []
+    async def _admit(self, n_chunks: int) -> None:
+        """429 when the stream and this replica's unsent chunks are at `max_queue`."""
         with self._redis_needed():
             depth = await self.client.xlen(redis_keys.JOB_STREAM)
-            if depth >= self.max_queue:
-                raise Overloaded(
-                    f"the job stream holds {depth} entries, at its limit of {self.max_queue}", retry_after_s=2.0
-                )
-            async with self.client.pipeline(transaction=False) as pipe:
-                for start in range(0, len(units), self.chunk_size):
-                    chunk = units[start : start + self.chunk_size]
-                    pipe.xadd(
-                        redis_keys.JOB_STREAM,
-                        {
-                            "chunk": uuid.uuid4().hex,
-                            "reply": self.reply_key,
-                            "units": json.dumps([u.to_dict() for u in chunk]),
-                        },
-                    )
-                return [as_text(entry) for entry in await pipe.execute()]
+        depth += self._unsent.qsize()
+        if depth >= self.max_queue:
+            raise Overloaded(
+                f"the job stream holds {depth} entries, at its limit of {self.max_queue}", retry_after_s=2.0
+            )
+
+    def _kick(self) -> None:
+        """Starts the pump unless it is running. It runs as its own task, so that a
+        request cancelled mid-send cannot strand the other requests' chunks it carries."""
+        if not self._pumping:
+            self._pumping = True
+            task = asyncio.get_running_loop().create_task(self._pump())
+            self._pumps.add(task)
+            task.add_done_callback(self._pumps.discard)
+
+    async def _pump(self) -> None:
+        """Sends unsent chunks, round-robin between requests, while the window has room.
+        It loops until the window is full or nothing is left, so chunks queued while it
+        awaits Redis are picked up too."""
+        try:
+            while batch := self._take(await self._window_size() - self._outstanding):
+                if not await self._send(batch):
+                    return
+        finally:
+            self._pumping = False
+
+    def _take(self, room: int) -> list[_Chunk]:
+        batch: list[_Chunk] = []
+        while len(batch) < room:
+            try:
+                chunk = self._unsent.get(0.0)
+            except queue.Empty:
+                break
+            if chunk is not None and not all(f.done() for f in chunk.futures):
+                batch.append(chunk)
+        return batch
+
+    async def _send(self, batch: list[_Chunk]) -> bool:
+        """Puts `batch` on the stream; False when Redis is out of reach (the waiting
+        requests have been failed with a 503 then)."""
+        self._outstanding += len(batch)
+        try:
+            with self._redis_needed():
+                async with self.client.pipeline(transaction=False) as pipe:
+                    for chunk in batch:
+                        pipe.xadd(
+                            redis_keys.JOB_STREAM,
+                            {
+                                "chunk": uuid.uuid4().hex,
+                                "reply": self.reply_key,
+                                "units": json.dumps([u.to_dict() for u in chunk.units]),
+                            },
+                        )
+                    entries = await pipe.execute()
+        except BackendUnavailable:
+            self._outstanding -= len(batch)
+            return False
+        for chunk, entry in zip(batch, entries, strict=True):
+            chunk.entry = as_text(entry)
+            self._track(chunk)
+        return True
+
+    def _track(self, chunk: _Chunk) -> None:
+        """The chunk leaves the window when all its futures are done: answered, failed,
+        or cancelled because their request ended."""
+        pending = [f for f in chunk.futures if not f.done()]
+        chunk.open = len(pending)
+        if not pending:
+            self._chunk_done()
+
+        def one_done(_: asyncio.Future[UnitResult]) -> None:
+            chunk.open -= 1
+            if chunk.open == 0:
+                self._chunk_done()
+
+        for fut in pending:
+            fut.add_done_callback(one_done)
+
+    def _chunk_done(self) -> None:
+        self._outstanding -= 1
+        if self._unsent.qsize():
+            self._kick()
+
+    async def _window_size(self) -> int:
+        """Chunks this replica may have on the stream or in workers' hands at once: the
+        setting, else what the live workers can hold together; with no worker heard
+        from (or an older worker that does not announce itself), nothing is held back."""
+        if self.window_chunks is not None:
+            return self.window_chunks
+        now = time.monotonic()
+        if now - self._window_read_at >= WINDOW_REFRESH_S:
+            self._window_read_at = now
+            with contextlib.suppress(*REDIS_ERRORS):
+                self._window = await presence.live_capacity(self.client) or self.max_queue
+        return self._window
 
     async def _collect(
         self,
@@ -255,5 +367,8 @@ class RedisDispatcher:
             "ready": self.connected,
             "replica": self.replica,
             "waiting_units": len(self._waiting),
+            "window_chunks": self._window if self.window_chunks is None else self.window_chunks,
+            "chunks_outstanding": self._outstanding,
+            "chunks_unsent": self._unsent.qsize(),
             "last_error": self.last_error,
         }

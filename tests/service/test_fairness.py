@@ -90,3 +90,60 @@ def test_in_redis_mode_the_entries_of_a_client_that_left_are_withdrawn(cluster: 
     items = [{"response": f"gone {i}", "verifier": "format"} for i in range(3)]
     send_and_leave(url, items, lambda: client.xlen(redis_keys.JOB_STREAM) == 3)
     wait_until(lambda: client.xlen(redis_keys.JOB_STREAM) == 0)
+
+
+def live_workers(client: redis.Redis) -> int:
+    return int(client.zcard(redis_keys.WORKERS))
+
+
+def test_in_redis_mode_a_small_request_does_not_wait_behind_a_large_batch(cluster: Cluster, tmp_path: Path) -> None:
+    client = redis.Redis.from_url(cluster.redis_url)
+    cluster.worker(processes=1, chunk_size="1")  # holds 2 chunks at once: the API's window
+    wait_until(lambda: live_workers(client) == 1)
+    url = cluster.api(chunk_size="1")
+    tally = tmp_path / "big"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        big = pool.submit(httpx.post, url + "/v1/grade", json={"items": tally_items(tally, BIG)}, timeout=300)
+        wait_until(lambda: lines(tally) >= 1)
+        # Only the window is on the stream; the rest waits in the replica for its turn.
+        assert client.xlen(redis_keys.JOB_STREAM) <= 2
+        small = httpx.post(url + "/v1/grade", json={"items": [{"response": "fair", "verifier": "format"}]}, timeout=60)
+        graded_before_small = lines(tally)
+        assert small.status_code == 200
+        assert small.json()["results"][0]["verdict"] == "incorrect"
+        done = big.result(timeout=300)
+    assert done.status_code == 200
+    assert [r["mask"] for r in done.json()["results"]] == [False] * BIG
+    assert graded_before_small < BIG // 2, graded_before_small
+
+
+def test_in_redis_mode_a_set_window_bounds_the_entries_on_the_stream(cluster: Cluster) -> None:
+    client = redis.Redis.from_url(cluster.redis_url)
+    url = cluster.api(chunk_size="1", redis_window_chunks="3", redis_result_timeout_s="600")
+    items = [{"response": f"held {i}", "verifier": "format"} for i in range(10)]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(httpx.post, url + "/v1/grade", json={"items": items}, timeout=300)
+        wait_until(lambda: client.xlen(redis_keys.JOB_STREAM) == 3)
+        time.sleep(0.5)  # nothing more arrives while no chunk is answered
+        assert client.xlen(redis_keys.JOB_STREAM) == 3
+        cluster.worker(processes=1)  # now the window moves on until all ten are graded
+        r = pending.result(timeout=300)
+    assert r.status_code == 200
+    assert [x["verdict"] for x in r.json()["results"]] == ["incorrect"] * 10
+
+
+def test_with_no_live_worker_nothing_is_held_back(cluster: Cluster) -> None:
+    client = redis.Redis.from_url(cluster.redis_url)
+    url = cluster.api(chunk_size="1")
+    items = [{"response": f"queued {i}", "verifier": "format"} for i in range(5)]
+    send_and_leave(url, items, lambda: client.xlen(redis_keys.JOB_STREAM) == 5)
+
+
+def test_a_stopped_worker_leaves_the_live_set(cluster: Cluster) -> None:
+    client = redis.Redis.from_url(cluster.redis_url)
+    worker = cluster.worker(processes=2)
+    wait_until(lambda: live_workers(client) == 1)
+    member = client.zrange(redis_keys.WORKERS, 0, -1)[0].decode()
+    assert member.split("|", 1)[0] == "4"  # two chunks in hand per process
+    worker.stop()
+    wait_until(lambda: live_workers(client) == 0)
