@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,3 +89,19 @@ def test_the_amplification_request_is_refused_under_default_limits(http: httpx.C
     assert r.status_code == 422
     assert "verifier references exceed the limit" in r.json()["error"]["message"]
     assert http.get("/healthz").status_code == 200
+
+
+def test_healthz_answers_while_a_large_legal_request_is_planned(http: httpx.Client, live_server: str) -> None:
+    # 49,000 references, just under the default cap, each with a long response: seconds of
+    # planning, which runs off the event loop, so liveness probes keep being answered.
+    items = [{"response": f"{i} " + "y" * 2000, "verifier": [{"name": "format"}] * 490} for i in range(100)]
+    probes_during = 0
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        big = pool.submit(httpx.post, live_server + "/v1/grade", json={"items": items}, timeout=600)
+        while not big.done():
+            if http.get("/healthz", timeout=60).status_code == 200 and not big.done():
+                probes_during += 1
+        r = big.result()
+    assert r.status_code == 200, r.text[:300]
+    assert len(r.json()["results"]) == 100
+    assert probes_during >= 2, probes_during
