@@ -1,0 +1,113 @@
+"""The program a toolchain job runs inside the sandbox: write files, run tool steps
+(a compiler, a proof checker), report each step's status and output as one JSON line.
+
+Its source, not this module, is what runs: `steps` sends it as the program of a
+`stdio` job and the job description as its stdin, so the toolchain runs with exactly
+the isolation and limits of any sandboxed program. Standard library only, self-contained.
+
+The tools are fed untrusted input but run none of it (no step executes what it built),
+so what they print can only be their own diagnostics. Each step writes its output to a
+file under a per-step size cap (RLIMIT_FSIZE: past it the kernel stops the tool with
+SIGXFSZ) and runs in a process group of its own, killed whole at the step's timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from typing import Any
+
+OUTPUT_FILE = "/tmp/.rlvr-step-output"
+
+
+def _limit_file_size(max_bytes: int) -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+
+
+def _prepare(step: dict[str, Any]) -> None:
+    for folder in step.get("clear", []):
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder, exist_ok=True)
+    for path, text in step.get("files", {}).items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path):
+            os.unlink(path)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def _status(code: int) -> str:
+    if code == 0:
+        return "ok"
+    if code == -signal.SIGXFSZ:
+        return "output_limit"
+    return "killed" if code < 0 else "error"
+
+
+def _tail(path: str, keep: int) -> str:
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - keep))
+        data = f.read(keep)
+    text = data.decode("utf-8", "replace")
+    return text if size <= keep else "[...]\n" + text
+
+
+def run_step(step: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    try:
+        _prepare(step)
+    except OSError as exc:  # /tmp full: what the earlier steps wrote
+        return {"name": step["name"], "status": "error", "code": None, "out": f"cannot write the step's files: {exc}"}
+    try:
+        return _run(step, env)
+    except OSError as exc:  # the tool cannot be started: the host's fault, not the input's
+        return {"name": step["name"], "status": "unavailable", "code": None, "out": f"cannot run the tool: {exc}"}
+
+
+def _run(step: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    fsize = int(step["fsize_bytes"])
+    with open(OUTPUT_FILE, "w") as out:
+        proc = subprocess.Popen(
+            step["argv"],
+            cwd=step["cwd"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=lambda: _limit_file_size(fsize),
+        )
+        try:
+            code = proc.wait(timeout=float(step["timeout_s"]))
+            status = _status(code)
+        except subprocess.TimeoutExpired:
+            code, status = None, "timeout"
+        # The whole group: a compiler driver's children (cc1plus, as) outlive it otherwise.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if code is None:
+            proc.wait()
+    output = _tail(OUTPUT_FILE, int(step["keep_output"]))
+    return {"name": step["name"], "status": status, "code": code, "out": output}
+
+
+def main() -> None:
+    job = json.loads(sys.stdin.read())
+    results = []
+    for step in job["steps"]:
+        result = run_step(step, job["env"])
+        results.append(result)
+        if result["status"] != "ok":
+            break
+    sys.stdout.write(json.dumps({"steps": results}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
