@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -17,20 +16,22 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import ValidationError
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rlvr import __version__
 from rlvr.errors import RLVRError
 from rlvr.service.asgi import BodyLimit, StrictJSONResponse, error_response
 from rlvr.service.backends import Backends, build_backends
+from rlvr.service.bodies import parse_body, parse_off_loop
 from rlvr.service.contract import ground_truth_conditions
 from rlvr.service.drain import Drain
-from rlvr.service.errors import BackendUnavailable, BadRequest, ClientGone, Overloaded, ShuttingDown, http_status
+from rlvr.service.errors import BackendUnavailable, ClientGone, Overloaded, ShuttingDown, http_status
 from rlvr.service.grading import MAX_ERRORS_LISTED, Grader, format_loc
 from rlvr.service.metrics import Metrics
 from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, VerifierList
 from rlvr.service.settings import Settings, builtin_config
+from rlvr.service.trainer_api import TRAINER_REQUEST_MODELS, add_trainer_routes
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.registry import Registry
 
@@ -81,6 +82,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes, timeout_s=settings.body_timeout_s)
     _add_error_handlers(app)
     _add_grade_route(app, service)
+    add_trainer_routes(app, lambda request, build: _serve(service, request, build), settings.default_verifier)
     _add_info_routes(app, service)
     _document_grade_request(app, service.registry.config)
     # The server runner (service.serve) starts the drain on SIGTERM.
@@ -148,19 +150,25 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
         },
     )
     async def grade(request: Request) -> Response:
-        try:
-            result = await service.drain.run(_grade(service, request))
-        except RLVRError as exc:
-            service.metrics.requests.labels(str(http_status(exc)[0])).inc()
-            raise
-        service.metrics.requests.labels("200").inc()
-        return StrictJSONResponse(result)
+        return StrictJSONResponse(await _serve(service, request, parse_grade_request))
 
 
-async def _grade(service: _Service, request: Request) -> dict[str, Any]:
+async def _serve(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> dict[str, Any]:
+    """The graded answer to the grade request that `build` makes of the request's body:
+    counted in the metrics, under the drain. What every grading route runs."""
+    try:
+        result = await service.drain.run(_grade(service, request, build))
+    except RLVRError as exc:
+        service.metrics.requests.labels(str(http_status(exc)[0])).inc()
+        raise
+    service.metrics.requests.labels("200").inc()
+    return result
+
+
+async def _grade(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> dict[str, Any]:
     """The answer to a grade request; ClientGone (and its grading cancelled, so that its
     queued work is dropped) if the client disconnects first."""
-    body = await _parse_grade_request(request)
+    body = await parse_off_loop(build, await request.body())
     grading = asyncio.ensure_future(service.grader().grade(body))
     gone = asyncio.ensure_future(_disconnected(request))
     try:
@@ -179,35 +187,9 @@ async def _disconnected(request: Request) -> None:
         pass
 
 
-async def _parse_grade_request(request: Request) -> GradeRequest:
-    # Parsed here rather than by FastAPI so that every failure names the item and field,
-    # and in a thread, since a large body takes a while.
-    body = await request.body()
-    return await asyncio.get_running_loop().run_in_executor(None, parse_grade_request, body)
-
-
 def parse_grade_request(body: bytes) -> GradeRequest:
     """The request in `body`; BadRequest naming the item and field, or the duplicated key."""
-    try:
-        parsed = GradeRequest.model_validate_json(body)
-    except ValidationError as exc:
-        message, details = _body_errors(exc)
-        raise BadRequest(message, details=details) from None
-    # JSON leaves duplicate keys undefined and the parser keeps the last: refuse instead of guessing.
-    # (The body is valid JSON by now; should Python's parser disagree on a corner case,
-    # pydantic's reading stands.)
-    with contextlib.suppress(ValueError, RecursionError):
-        json.loads(body, object_pairs_hook=_refuse_duplicate_keys)
-    return parsed
-
-
-def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise BadRequest(f"body: the key {key[:100]!r} appears twice in one object")
-        seen.add(key)
-    return dict(pairs)
+    return parse_body(GradeRequest, body)
 
 
 def _add_info_routes(app: FastAPI, service: _Service) -> None:
@@ -239,17 +221,19 @@ def _add_info_routes(app: FastAPI, service: _Service) -> None:
 
 
 def _document_grade_request(app: FastAPI, config: BuiltinConfig) -> None:
-    """`/v1/grade` parses its own body, so FastAPI does not see the GradeRequest model:
-    its schema (with the models it refers to, and the built-in verifiers' ground-truth
+    """`/v1/grade` (like the trainer routes) parses its own body, so FastAPI does not see
+    the GradeRequest model: its schema (with the models it refers to, and the built-in verifiers' ground-truth
     schemas: see service.contract) is added to the document here."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            request_schema = GradeRequest.model_json_schema(ref_template="#/components/schemas/{model}")
-            components.update(request_schema.pop("$defs", {}))
-            components["GradeRequest"] = request_schema
+            bodies: tuple[type[BaseModel], ...] = (GradeRequest, *TRAINER_REQUEST_MODELS)
+            for model in bodies:
+                request_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                components.update(request_schema.pop("$defs", {}))
+                components[model.__name__] = request_schema
             gt_components, conditions = ground_truth_conditions(config)
             components.update(gt_components)
             components["GradeItem"]["allOf"] = conditions
@@ -257,18 +241,6 @@ def _document_grade_request(app: FastAPI, config: BuiltinConfig) -> None:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-
-def _body_errors(exc: ValidationError) -> tuple[str, dict[str, Any]]:
-    messages = []
-    for err in exc.errors(include_url=False):
-        if err["type"] == "json_invalid":
-            messages.append(f"body: not valid JSON ({err.get('ctx', {}).get('error', 'parse error')})")
-            continue
-        where = format_loc("", err["loc"]).lstrip(".") or "body"
-        messages.append(f"{where}: {err['msg']}")
-    shown = messages[:MAX_ERRORS_LISTED]
-    return "; ".join(shown), {"errors": shown}
 
 
 def _validation_message(exc: RequestValidationError) -> tuple[str, list[str]]:
