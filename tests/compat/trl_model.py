@@ -9,7 +9,7 @@ from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
 SPECIAL = ["<pad>", "<eos>", "<unk>"]
-# No digits, '.' or '-': whatever the random model writes, `sleepy` cannot read it as a
+# By default no digits, '.' or '-': whatever the random model writes, `sleepy` cannot read it as a
 # number of seconds, so it masks every item.
 CHARS = sorted(set(string.ascii_letters + " +?:<>/\n{}\\"))
 CHAT_TEMPLATE = (
@@ -18,8 +18,9 @@ CHAT_TEMPLATE = (
 )
 
 
-def char_tokenizer() -> PreTrainedTokenizerFast:
-    vocab = {tok: i for i, tok in enumerate(SPECIAL + CHARS)}
+def char_tokenizer(extra: str = "") -> PreTrainedTokenizerFast:
+    """`extra`: characters beyond CHARS (digits, to decode answers)."""
+    vocab = {tok: i for i, tok in enumerate(SPECIAL + sorted(set(CHARS) | set(extra)))}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
     tok.decoder = decoders.Fuse()
