@@ -1,0 +1,150 @@
+"""Sandbox containers: how one is made (every hardening option in one place), attached
+to and started; and the janitor, which finds leftovers by their labels.
+
+A container is attached to before it starts, so nothing it writes can be missed, and
+its stdin closes when that attach connection does (`StdinOnce`): a container whose
+worker died takes no job and exits, and the daemon removes it (`AutoRemove`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from rlvr.sandboxes.base import SandboxUnavailable
+from rlvr.sandboxes.docker.config import DockerConfig
+
+LABEL = "org.rlvr.sandbox"
+LABEL_HOST = "org.rlvr.sandbox.host"
+LABEL_PID = "org.rlvr.sandbox.pid"
+LABEL_OWNER = "org.rlvr.sandbox.owner"
+JANITOR_TIMEOUT_S = 30.0
+
+
+def sdk() -> Any:
+    """The `docker` package (an optional dependency: `pip install rlvr[docker]`), loaded
+    by name: this checkout's docker/ folder would otherwise stand in for it in mypy."""
+    try:
+        return importlib.import_module("docker")
+    except ImportError as exc:
+        raise SandboxUnavailable("the docker backend needs the `docker` package (pip install rlvr[docker])") from exc
+
+
+@dataclass
+class Owner:
+    """Who made a container: the host (a worker container's hostname), the process,
+    and a token unique to one `DockerSandbox`, so a reused pid is told apart."""
+
+    host: str
+    pid: int
+    token: str
+
+    def labels(self) -> dict[str, str]:
+        return {LABEL: "1", LABEL_HOST: self.host, LABEL_PID: str(self.pid), LABEL_OWNER: self.token}
+
+
+@dataclass
+class Attached:
+    """A started container, waiting for its one job on the attach stream."""
+
+    id: str
+    sock: socket.socket
+    # The docker SDK's response object owns the connection: kept so it is not collected.
+    response: Any
+    started: float
+
+
+def host_config(api: Any, config: DockerConfig) -> Any:
+    return api.create_host_config(
+        network_mode="none",
+        ipc_mode="none",  # no /dev/shm: nothing shared, nothing writable outside /tmp
+        read_only=True,
+        tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={config.tmp_mb}m,mode=1777"},
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        pids_limit=config.pids,
+        mem_limit=f"{config.memory_mb}m",
+        memswap_limit=f"{config.memory_mb}m",  # no swap on top
+        nano_cpus=int(config.cpus * 1e9),
+        runtime=config.runtime,
+        auto_remove=True,
+        # The job's output travels on the attach stream only, never into the daemon's logs.
+        log_config={"type": "none", "config": {}},
+    )
+
+
+def create(api: Any, config: DockerConfig, owner: Owner) -> Attached:
+    """A new container, attached and started. Raises `SandboxUnavailable`."""
+    errors = sdk().errors
+    try:
+        created = api.create_container(
+            config.image,
+            user=config.user,
+            stdin_open=True,  # not detached: the SDK sets StdinOnce and attaches all streams too
+            network_disabled=True,
+            working_dir="/tmp",
+            environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
+            labels=owner.labels(),
+            host_config=host_config(api, config),
+        )
+        cid = created["Id"]
+        response = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        sock = response._sock if hasattr(response, "_sock") else response
+        api.start(cid)
+    except (errors.DockerException, OSError) as exc:
+        raise SandboxUnavailable(f"could not start a sandbox container: {exc}") from exc
+    sock.setblocking(False)
+    return Attached(cid, sock, response, time.monotonic())
+
+
+def discard(api: Any, attached: Attached) -> None:
+    """Kill the container (AutoRemove then deletes it) and close our end."""
+    with contextlib.suppress(OSError):
+        attached.sock.close()
+    with contextlib.suppress(sdk().errors.DockerException, OSError):
+        api.kill(attached.id)
+
+
+def sweep(api: Any, owner: Owner, *, everything_of_ours: bool = False) -> int:
+    """Remove leftover sandbox containers: those this host made in processes that are
+    gone (or in an earlier life of this pid); with `everything_of_ours`, this
+    `DockerSandbox`'s own too (at shutdown). Containers of other hosts, and of live
+    processes here, are left alone: they may be busy. Returns how many were removed."""
+    errors = sdk().errors
+    removed = 0
+    try:
+        found = api.containers(all=True, filters={"label": [LABEL, f"{LABEL_HOST}={owner.host}"]})
+    except (errors.DockerException, OSError):
+        return 0
+    for info in found:
+        labels = info.get("Labels") or {}
+        if _leftover(labels, owner, everything_of_ours):
+            with contextlib.suppress(errors.DockerException, OSError):
+                api.remove_container(info["Id"], force=True)
+                removed += 1
+    return removed
+
+
+def _leftover(labels: dict[str, str], owner: Owner, everything_of_ours: bool) -> bool:
+    if labels.get(LABEL_OWNER) == owner.token:
+        return everything_of_ours
+    try:
+        pid = int(labels.get(LABEL_PID, ""))
+    except ValueError:
+        return True
+    return pid == owner.pid or not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
