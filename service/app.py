@@ -30,6 +30,7 @@ from rlvr.service.errors import BackendUnavailable, ClientGone, Overloaded, Shut
 from rlvr.service.grading import MAX_ERRORS_LISTED, Grader, format_loc
 from rlvr.service.metrics import Metrics
 from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, VerifierList
+from rlvr.service.run_code import RunCodePool, RunCodeRequest, add_run_code_routes
 from rlvr.service.settings import Settings, builtin_config
 from rlvr.service.trainer_api import TRAINER_REQUEST_MODELS, add_trainer_routes
 from rlvr.verifiers.config import BuiltinConfig
@@ -57,6 +58,7 @@ class _Service:
     registry: Registry
     metrics: Metrics
     drain: Drain
+    run_code: RunCodePool
     backends: Backends | None = None
     running_grader: Grader | None = None
 
@@ -70,9 +72,9 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     """The app for `settings` (read from the environment when not given). The verifier
     registry is built from the settings unless one is given."""
     settings = settings or Settings()
-    service = _Service(
-        settings, registry or Registry(builtin_config(settings)), Metrics(), Drain(settings.drain_grace_s)
-    )
+    registry = registry or Registry(builtin_config(settings))
+    run_code = RunCodePool(registry.config.sandbox, settings.workers)
+    service = _Service(settings, registry, Metrics(), Drain(settings.drain_grace_s), run_code)
     app = FastAPI(
         title="rlvr",
         version=__version__,
@@ -83,6 +85,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     _add_error_handlers(app)
     _add_grade_route(app, service)
     add_trainer_routes(app, lambda request, build: _serve(service, request, build), settings.default_verifier)
+    add_run_code_routes(app, service.run_code, service.drain)
     _add_info_routes(app, service)
     _document_grade_request(app, service.registry.config)
     # The server runner (service.serve) starts the drain on SIGTERM.
@@ -102,6 +105,7 @@ def _lifespan(service: _Service) -> Callable[[FastAPI], contextlib.AbstractAsync
         try:
             yield
         finally:
+            service.run_code.close()
             await backends.close()
 
     return lifespan
@@ -229,7 +233,7 @@ def _document_grade_request(app: FastAPI, config: BuiltinConfig) -> None:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            bodies: tuple[type[BaseModel], ...] = (GradeRequest, *TRAINER_REQUEST_MODELS)
+            bodies: tuple[type[BaseModel], ...] = (GradeRequest, *TRAINER_REQUEST_MODELS, RunCodeRequest)
             for model in bodies:
                 request_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 components.update(request_schema.pop("$defs", {}))

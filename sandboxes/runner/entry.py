@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from rlvr.sandboxes.runner import core, native, python, split
+from rlvr.sandboxes.runner import core, native, program, python, split
 
 Runner = Callable[[dict[str, Any], core.Privileges, core.Channel], int]
 
@@ -18,6 +18,7 @@ RUNNERS: dict[str, Runner] = {
     **dict.fromkeys(python.MODES, python.run),
     "split": split.run,
     **dict.fromkeys(native.MODES, native.run),
+    **dict.fromkeys(program.MODES, program.run),
 }
 
 

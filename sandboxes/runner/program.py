@@ -1,0 +1,157 @@
+"""``program`` jobs: run one program as a user wrote it (SandboxFusion's `run_code`),
+with its files, its stdin, and its stdout, stderr, exit code and time reported back.
+
+The job holds `language` (python, cpp, javascript), `code`, `stdin`, `files` (relative
+path -> bytes, written under the job's private /tmp, its working directory),
+`fetch_files` (relative paths read back after the run), `compile_timeout_s`,
+`run_timeout_s`, `memory_mb`, `max_output`, `max_fetch_bytes` and the toolchains
+(`gxx`, `node`). Records, one per step:
+
+- ``{"step": "compile", "s", "code", "out", "t"}`` (cpp; `out` merges the compiler's
+  stdout and stderr),
+- ``{"step": "run", "s", "code", "out", "err", "t"}``,
+- ``{"file": path, "b64": content}`` for each fetched file that exists.
+
+`s` is `run_child`'s status (ok, error, memory, timeout, output_limit); `t` is wall
+seconds. The program runs in a child whose only fds are its stdin, stdout and stderr,
+so it cannot write records; it can only make its own run fail.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import io
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from rlvr.sandboxes.runner import core, native
+
+MODES = ("program",)
+WORKDIR = "/tmp"
+SOURCE = {"cpp": "/tmp/main.cpp", "javascript": "/tmp/main.js"}
+
+
+def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
+    priv.drop_untrusted()
+    core.detach_stdin()
+    channel.accept()
+    _restore(job["files"])
+    target = _prepare(job, channel)
+    if target is not None:
+        started = time.monotonic()
+        result = core.run_child(
+            target, job["stdin"].encode(), float(job["run_timeout_s"]), int(job["max_output"]), extra_fd3=True
+        )
+        result["err"] = result.pop("chan", "")
+        channel.write({"step": "run", **result, "t": time.monotonic() - started})
+    _fetch(job["fetch_files"], int(job["max_fetch_bytes"]), channel)
+    return 0
+
+
+def _restore(files: dict[str, bytes]) -> None:
+    for path, content in files.items():
+        full = _inside(path)
+        if full is None:
+            continue  # the service refuses such paths; never write outside the workdir
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(content)
+
+
+def _inside(path: str) -> str | None:
+    full = os.path.normpath(os.path.join(WORKDIR, path))
+    return full if full.startswith(WORKDIR + "/") else None
+
+
+def _prepare(job: dict[str, Any], channel: core.Channel) -> Callable[[], None] | None:
+    """What the run's child does: exec the program (compiled first for cpp); None when
+    compilation failed (its record says why)."""
+    language = job["language"]
+    if language == "python":
+        return _python(job["code"])
+    with open(SOURCE[language], "w") as f:
+        f.write(job["code"])
+    if language == "javascript":
+        return _stderr_on_fd3(native._exec([job["node"], SOURCE[language]], None))
+    started = time.monotonic()
+    compile_argv = [job["gxx"], "-O2", "-std=c++17", "-pipe", "-o", "/tmp/main", SOURCE[language]]
+    step = core.run_child(
+        native._exec(compile_argv, None, merge_stderr=True),
+        b"",
+        float(job["compile_timeout_s"]),
+        native.MAX_COMPILE_OUTPUT,
+    )
+    channel.write({"step": "compile", **step, "t": time.monotonic() - started})
+    if step["s"] != "ok":
+        return None
+    return _stderr_on_fd3(native._exec(["/tmp/main"], int(job["memory_mb"])))
+
+
+def _stderr_on_fd3(target: Callable[[], None]) -> Callable[[], None]:
+    """`target` with its stderr on fd 3, which `run_child` reads apart from stdout."""
+
+    def with_stderr() -> None:
+        os.dup2(3, 2)
+        os.close(3)
+        target()
+
+    return with_stderr
+
+
+def _python(code: str) -> Callable[[], None]:
+    """Run the program in the forked child itself, as `python main.py` would: exit code
+    from SystemExit, a traceback on stderr and exit code 1 for an uncaught exception."""
+
+    def target() -> None:
+        os.dup2(3, 2)
+        os.close(3)
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
+        sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8")
+        sys.argv = ["main.py"]
+        status = 0
+        try:
+            program = compile(code, "main.py", "exec", dont_inherit=True)
+            exec(program, {"__name__": "__main__", "__builtins__": builtins})
+        except SystemExit as exc:
+            status = _exit_status(exc)
+        except MemoryError:
+            status = core.EXIT_MEMORY
+        except BaseException:
+            traceback.print_exc()
+            status = 1
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                status = status or 1
+        os._exit(status)
+
+    return target
+
+
+def _exit_status(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def _fetch(paths: list[str], budget: int, channel: core.Channel) -> None:
+    for path in paths:
+        full = _inside(path)
+        if full is None or not os.path.isfile(full):
+            continue
+        with open(full, "rb") as f:
+            content = f.read(budget + 1)
+        if len(content) > budget:
+            break  # past the budget the rest are not fetched
+        budget -= len(content)
+        channel.write({"file": path, "b64": base64.b64encode(content).decode("ascii")})

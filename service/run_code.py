@@ -1,0 +1,329 @@
+"""SandboxFusion's `POST /run_code` (and `GET /v1/ping`), run in rlvr's sandbox: verl,
+SkyRL and others switch to it by configuration alone
+(`reward.sandbox_fusion.url=http://rlvr:8000/run_code`).
+
+The wire format is SandboxFusion's (`sandbox/server/sandbox_api.py`): `files` maps
+relative paths to base64 contents written into the program's working directory before
+it runs; `fetch_files` are read back afterwards, base64, those that exist. The status
+rule is theirs: an `Error` step is `SandboxError`, else a time limit or a non-zero exit
+code is `Failed`, else `Success`. A failure of the sandbox itself is HTTP 200 with
+`SandboxError` (verl retries only on 504); nothing the program does produces one.
+
+Programs run as `program` jobs (`rlvr.sandboxes.runner.program`) in the same sandbox,
+at the same isolation policy and with the same per-language limits as the `code`
+verifier, in a pool of processes (each with its own sandbox zygote) so that the event
+loop never waits on them. Differences: an output past `MAX_OUTPUT_BYTES` ends the run
+(SandboxFusion truncates it); the runner kills the program at its limits rather than
+letting it finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import concurrent.futures
+import logging
+import math
+import multiprocessing as mp
+import shutil
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Literal
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox
+from rlvr.sandboxes.base import Limits, meets_isolation
+from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
+from rlvr.service.asgi import StrictJSONResponse
+from rlvr.service.bodies import parse_body, parse_off_loop
+from rlvr.service.drain import Drain
+from rlvr.service.errors import ShuttingDown
+from rlvr.service.models import ErrorResponse
+from rlvr.verifiers.code.verifier import COMPILE_MEMORY_MB, JOB_OVERHEAD_S, NODE_MEMORY_MB
+from rlvr.verifiers.config import SandboxPolicy
+
+MAX_RUN_TIMEOUT_S = 60.0
+MAX_COMPILE_TIMEOUT_S = 60.0
+DEFAULT_MEMORY_MB = 512
+MIN_MEMORY_MB = 64
+MAX_MEMORY_MB = 4096
+MAX_STDIN_CHARS = 16 * 1024 * 1024
+MAX_FILES_BYTES = 16 * 1024 * 1024
+MAX_FETCH_BYTES = 8 * 1024 * 1024
+MAX_PATH_CHARS = 1024
+# Kept of each of stdout and stderr (SandboxFusion keeps 1 MiB too).
+MAX_OUTPUT_BYTES = 1024 * 1024
+# Past the job's own wall limit, how long to wait for a pool process before calling it lost.
+POOL_GRACE_S = 30.0
+log = logging.getLogger(__name__)
+LANGUAGES = {"python": "python", "cpp": "cpp", "nodejs": "javascript"}
+Language = Literal["python", "cpp", "nodejs"]
+
+
+class RunCodeRequest(BaseModel):
+    """SandboxFusion's request (its `args`, for pytest, is accepted and ignored)."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    code: str = Field(max_length=MAX_PROGRAM_CHARS, description="The program.")
+    language: Language = Field(description="python, cpp (g++ -O2 -std=c++17) or nodejs.")
+    stdin: str | None = Field(None, max_length=MAX_STDIN_CHARS, description="The program's standard input.")
+    compile_timeout: float = Field(10, gt=0, le=MAX_COMPILE_TIMEOUT_S, description="Seconds (cpp).")
+    run_timeout: float = Field(10, gt=0, le=MAX_RUN_TIMEOUT_S, description="Seconds.")
+    memory_limit_MB: int = Field(
+        -1, ge=-1, le=MAX_MEMORY_MB, description=f"-1: the default, {DEFAULT_MEMORY_MB} MiB (at least {MIN_MEMORY_MB})."
+    )
+    files: dict[str, str | None] = Field(
+        default_factory=dict, description="Relative path -> base64 content, written before the run (null: skipped)."
+    )
+    fetch_files: list[str] = Field(default_factory=list, description="Relative paths returned, base64, after the run.")
+
+    @field_validator("memory_limit_MB")
+    @classmethod
+    def _memory(cls, value: int) -> int:
+        if value != -1 and value < MIN_MEMORY_MB:
+            raise ValueError(f"must be -1 or at least {MIN_MEMORY_MB}")
+        return value
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, files: dict[str, str | None]) -> dict[str, str | None]:
+        total = 0
+        for path, content in files.items():
+            _check_path(path)
+            if content is not None:
+                try:
+                    total += len(base64.b64decode(content, validate=True))
+                except (binascii.Error, ValueError):
+                    raise ValueError(f"{path!r}: not base64") from None
+        if total > MAX_FILES_BYTES:
+            raise ValueError(f"{total} bytes in all, over the limit of {MAX_FILES_BYTES}")
+        return files
+
+    @field_validator("fetch_files")
+    @classmethod
+    def _fetch_files(cls, paths: list[str]) -> list[str]:
+        for path in paths:
+            _check_path(path)
+        return paths
+
+
+def _check_path(path: str) -> None:
+    """A path inside the working directory: relative, without `..`."""
+    parts = path.split("/")
+    if not path or len(path) > MAX_PATH_CHARS or path.startswith("/") or ".." in parts or "\0" in path:
+        raise ValueError(f"{path[:100]!r}: a path must be relative, inside the working directory, without '..'")
+
+
+class CommandRunResult(BaseModel):
+    status: Literal["Finished", "Error", "TimeLimitExceeded"]
+    execution_time: float | None = None
+    return_code: int | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+
+
+class RunCodeResponse(BaseModel):
+    status: Literal["Success", "Failed", "SandboxError"]
+    message: str
+    compile_result: CommandRunResult | None = None
+    run_result: CommandRunResult | None = None
+    executor_pod_name: str | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+
+
+def sandbox_error(message: str) -> dict[str, Any]:
+    return {
+        "status": "SandboxError",
+        "message": message,
+        "compile_result": None,
+        "run_result": None,
+        "executor_pod_name": None,
+        "files": {},
+    }
+
+
+def job_spec(request: RunCodeRequest) -> RunSpec:
+    """The sandbox job for `request`, with the `code` verifier's per-language limits."""
+    language = LANGUAGES[request.language]
+    memory = DEFAULT_MEMORY_MB if request.memory_limit_MB == -1 else request.memory_limit_MB
+    compiling = request.compile_timeout if language == "cpp" else 0.0
+    job = {
+        "mode": "program",
+        "language": language,
+        "code": request.code,
+        "stdin": request.stdin or "",
+        "files": {p: base64.b64decode(c) for p, c in request.files.items() if c is not None},
+        "fetch_files": request.fetch_files,
+        "compile_timeout_s": request.compile_timeout,
+        "run_timeout_s": request.run_timeout,
+        "memory_mb": memory,
+        "max_output": MAX_OUTPUT_BYTES,
+        "max_fetch_bytes": MAX_FETCH_BYTES,
+        "gxx": shutil.which("g++"),
+        "node": shutil.which("node"),
+    }
+    wall = JOB_OVERHEAD_S + compiling + request.run_timeout
+    if language == "cpp":
+        memory = max(memory, COMPILE_MEMORY_MB)  # the runner lowers it again for the program
+    elif language == "javascript":
+        memory = max(memory, NODE_MEMORY_MB)  # V8 reserves address space up front
+    records = len(request.fetch_files) + 8  # compile, run, one per fetched file
+    limits = Limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory, max_records=records)
+    return RunSpec(job, limits)
+
+
+def missing_toolchain(request: RunCodeRequest) -> str | None:
+    tool = {"cpp": "g++", "nodejs": "node"}.get(request.language)
+    if tool is not None and shutil.which(tool) is None:
+        return f"the toolchain for {request.language} ({tool}) is not installed on this server"
+    return None
+
+
+def response_of(result: RunResult) -> dict[str, Any]:
+    """The SandboxFusion answer for a finished job."""
+    if result.infra_error:
+        return sandbox_error(f"sandbox failure: {result.infra_error}")
+    steps = {r["step"]: r for r in result.records if r.get("step") in ("compile", "run")}
+    compile_result = _command(steps["compile"], stderr_key="out") if "compile" in steps else None
+    if "run" in steps:
+        run_result: dict[str, Any] | None = _command(steps["run"], stdout_key="out", stderr_key="err")
+    elif compile_result is not None and (compile_result["status"] != "Finished" or compile_result["return_code"]):
+        run_result = None  # SandboxFusion does not run what did not compile
+    else:
+        run_result = _lost_run(result)
+    files = {r["file"]: r["b64"] for r in result.records if type(r.get("file")) is str and type(r.get("b64")) is str}
+    steps_done = [s for s in (compile_result, run_result) if s is not None]
+    return {
+        "status": _status(steps_done),
+        "message": "",
+        "compile_result": compile_result,
+        "run_result": run_result,
+        "executor_pod_name": None,
+        "files": files,
+    }
+
+
+def _command(record: dict[str, Any], *, stdout_key: str | None = None, stderr_key: str) -> dict[str, Any]:
+    timed_out = record.get("s") == "timeout"
+    code = record.get("code")
+    seconds = record.get("t")
+    return {
+        "status": "TimeLimitExceeded" if timed_out else "Finished",
+        "execution_time": float(seconds) if isinstance(seconds, int | float) else None,
+        "return_code": None if timed_out or type(code) is not int else code,
+        "stdout": _text(record.get(stdout_key)) if stdout_key else "",
+        "stderr": _text(record.get(stderr_key)),
+    }
+
+
+def _lost_run(result: RunResult) -> dict[str, Any]:
+    """The run step when its record never came: the job was killed at its wall limit, or
+    the program took its runner down. Either is the program's doing, never SandboxError."""
+    timed_out = result.status == Status.TIMEOUT
+    return {
+        "status": "TimeLimitExceeded" if timed_out else "Finished",
+        "execution_time": result.wall_s,
+        "return_code": None if timed_out else (result.exit_code or 1),
+        "stdout": _text(result.stdout),
+        "stderr": _text(result.stderr),
+    }
+
+
+def _status(steps: list[dict[str, Any]]) -> str:
+    if any(s["status"] == "Error" for s in steps):
+        return "SandboxError"
+    if any(s["status"] == "TimeLimitExceeded" for s in steps) or any(s["return_code"] for s in steps):
+        return "Failed"
+    return "Success"
+
+
+def _text(value: Any) -> str:
+    return value.encode("utf-8", "replace").decode("utf-8") if type(value) is str else ""
+
+
+def _run_job(policy: SandboxPolicy, spec: RunSpec) -> RunResult:
+    """In a pool process: the job, in this process's sandbox, if it is isolated enough."""
+    try:
+        sandbox = get_sandbox(policy.backend)
+        level = str(sandbox.isolation().get("isolation", "none"))
+    except SandboxUnavailable as exc:
+        return RunResult(Status.CRASHED, infra_error=f"sandbox unavailable: {exc}")
+    if not (meets_isolation(level, policy.min_isolation) or policy.allow_weak_isolation):
+        return RunResult(
+            Status.CRASHED,
+            infra_error=f"sandbox isolation is {level!r}, below the required {policy.min_isolation!r}",
+        )
+    return sandbox.run(spec)
+
+
+class RunCodePool:
+    """Processes that run `/run_code` jobs, one at a time each; started on first use."""
+
+    def __init__(self, policy: SandboxPolicy, processes: int) -> None:
+        self.policy = policy
+        self.processes = processes
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._pool is None:
+            # forkserver: the API process is multi-threaded, and must not be forked.
+            self._pool = concurrent.futures.ProcessPoolExecutor(self.processes, mp_context=mp.get_context("forkserver"))
+        return self._pool
+
+    async def run(self, request: RunCodeRequest) -> dict[str, Any]:
+        missing = missing_toolchain(request)
+        if missing is not None:
+            return sandbox_error(missing)
+        spec = job_spec(request)
+        loop = asyncio.get_running_loop()
+        try:
+            future = loop.run_in_executor(self._executor(), _run_job, self.policy, spec)
+            result = await asyncio.wait_for(future, spec.limits.wall_s + POOL_GRACE_S)
+        except (BrokenProcessPool, TimeoutError) as exc:
+            self.close(kill=True)  # a fresh pool for the next request
+            return sandbox_error(f"sandbox process lost: {type(exc).__name__}")
+        return response_of(result)
+
+    def close(self, kill: bool = False) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if kill:
+            # A process past its job's wall limit is wedged: shutdown alone would leave it.
+            for process in list((pool._processes or {}).values()):
+                process.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def add_run_code_routes(app: FastAPI, pool: RunCodePool, drain: Drain) -> None:
+    @app.post(
+        "/run_code",
+        response_model=RunCodeResponse,
+        responses={422: {"model": ErrorResponse, "description": "Invalid request; the message names the field"}},
+        summary="Run a program (SandboxFusion-compatible)",
+        description="A sandbox failure is HTTP 200 with status SandboxError, as SandboxFusion answers it.",
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RunCodeRequest"}}},
+            }
+        },
+    )
+    async def run_code(request: Request) -> Response:
+        body = await parse_off_loop(lambda raw: parse_body(RunCodeRequest, raw), await request.body())
+        try:
+            answer = await drain.run(pool.run(body))
+        except ShuttingDown:
+            raise
+        except Exception as exc:  # the sandbox's failure, never the program's: SandboxFusion's answer
+            log.exception("run_code failed")
+            answer = sandbox_error(f"internal error: {type(exc).__name__}: {exc}")
+        return StrictJSONResponse(answer)
+
+    @app.get("/v1/ping", summary="SandboxFusion's liveness probe")
+    async def ping() -> str:
+        return "pong"

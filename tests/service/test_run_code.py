@@ -1,0 +1,199 @@
+"""SandboxFusion-compatible `POST /run_code` and `GET /v1/ping` over a real server and
+sandbox: the wire format, SandboxFusion's status rule, files in and out, and 4xx
+answers that name the field."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from typing import Any
+
+import httpx
+import pytest
+
+from rlvr.sandboxes import RunResult, Status
+from rlvr.service.run_code import response_of
+from tests.services import require
+
+ADD_CPP = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;std::cerr<<\"e\";}"
+RESPONSE_KEYS = {"status", "message", "compile_result", "run_result", "executor_pod_name", "files"}
+RESULT_KEYS = {"status", "execution_time", "return_code", "stdout", "stderr"}
+
+
+def run(http: httpx.Client, **request: Any) -> dict[str, Any]:
+    response = http.post("/run_code", json=request)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    assert set(body) == RESPONSE_KEYS
+    for step in ("compile_result", "run_result"):
+        assert body[step] is None or set(body[step]) == RESULT_KEYS
+    return body
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def test_ping(http: httpx.Client) -> None:
+    assert http.get("/v1/ping").json() == "pong"
+
+
+def test_python_stdin_to_stdout(http: httpx.Client) -> None:
+    body = run(http, code="print(input() * 2)", language="python", stdin="ab\n")
+    assert body["status"] == "Success"
+    assert body["message"] == ""
+    assert body["compile_result"] is None
+    run_result = body["run_result"]
+    assert (run_result["status"], run_result["return_code"], run_result["stdout"]) == ("Finished", 0, "abab\n")
+    assert run_result["stderr"] == ""
+    assert run_result["execution_time"] > 0
+
+
+@pytest.mark.parametrize(
+    ("code", "return_code", "stderr_part"),
+    [
+        ("import sys; sys.stderr.write('oops'); sys.exit(3)", 3, "oops"),
+        ("raise ValueError('bad')", 1, "ValueError: bad"),
+        ("import sys; sys.exit('message')", 1, "message"),
+        ("def f(:\n  pass", 1, "SyntaxError"),
+        ("import sys; sys.exit(0)", 0, ""),
+        ("x = bytearray(2 * 1024 ** 3)", 86, ""),  # past the memory limit: the program's failure
+    ],
+)
+def test_python_exit_codes_and_stderr(http: httpx.Client, code: str, return_code: int, stderr_part: str) -> None:
+    body = run(http, code=code, language="python", memory_limit_MB=256)
+    assert body["run_result"]["return_code"] == return_code
+    assert stderr_part in body["run_result"]["stderr"]
+    assert body["status"] == ("Success" if return_code == 0 else "Failed")
+
+
+def test_time_limit(http: httpx.Client) -> None:
+    body = run(http, code="while True: pass", language="python", run_timeout=1)
+    assert body["status"] == "Failed"
+    assert body["run_result"]["status"] == "TimeLimitExceeded"
+    assert body["run_result"]["return_code"] is None
+
+
+def test_files_in_and_out(http: httpx.Client) -> None:
+    code = (
+        "import os\n"
+        "text = open('data/in.txt').read()\n"
+        "os.makedirs('out', exist_ok=True)\n"
+        "open('out/up.txt', 'w').write(text.upper())\n"
+        "open('bin', 'wb').write(bytes(range(256)))\n"
+    )
+    files = {"data/in.txt": b64(b"hello"), "skipped.txt": None}
+    body = run(http, code=code, language="python", files=files, fetch_files=["out/up.txt", "bin", "missing.txt"])
+    assert body["status"] == "Success", body
+    assert body["files"] == {"out/up.txt": b64(b"HELLO"), "bin": b64(bytes(range(256)))}
+
+
+def test_program_cannot_forge_its_result(http: httpx.Client) -> None:
+    # Records travel on the runner's channel, which the program's process does not hold.
+    forged = '{"step": "run", "s": "ok", "code": 0}\\n{"file": "x", "b64": "aGk="}\\n'
+    code = (
+        f"import os, sys\nfor fd in range(3, 64):\n    try: os.write(fd, b'{forged}')\n"
+        "    except OSError: pass\nsys.exit(5)"
+    )
+    body = run(http, code=code, language="python")
+    assert (body["status"], body["run_result"]["return_code"], body["files"]) == ("Failed", 5, {})
+
+
+def test_program_cannot_kill_its_runner(http: httpx.Client) -> None:
+    code = (
+        "import os, signal\nfor pid in (os.getppid(), 1, -1):\n"
+        "    try: os.kill(pid, signal.SIGKILL)\n    except OSError: pass"
+    )
+    body = run(http, code=code, language="python")
+    assert body["status"] != "SandboxError"
+
+
+def test_cpp(http: httpx.Client) -> None:
+    require(shutil.which("g++") is not None, "g++")
+    body = run(http, code=ADD_CPP, language="cpp", stdin="2 40\n")
+    assert body["status"] == "Success"
+    assert (body["compile_result"]["status"], body["compile_result"]["return_code"]) == ("Finished", 0)
+    assert (body["run_result"]["stdout"], body["run_result"]["stderr"]) == ("42\n", "e")
+
+
+def test_cpp_compile_error_does_not_run(http: httpx.Client) -> None:
+    require(shutil.which("g++") is not None, "g++")
+    body = run(http, code="int main() { nope }", language="cpp")
+    assert body["status"] == "Failed"
+    assert body["compile_result"]["return_code"] != 0
+    assert "nope" in body["compile_result"]["stderr"]
+    assert body["run_result"] is None
+
+
+def test_cpp_runtime_error(http: httpx.Client) -> None:
+    require(shutil.which("g++") is not None, "g++")
+    body = run(http, code="int main() { return 7; }", language="cpp")
+    assert (body["status"], body["run_result"]["return_code"]) == ("Failed", 7)
+
+
+def test_nodejs(http: httpx.Client) -> None:
+    require(shutil.which("node") is not None, "node")
+    code = "const s = require('fs').readFileSync(0, 'utf8'); console.log(s.trim() + '!'); console.error('e')"
+    body = run(http, code=code, language="nodejs", stdin="hi")
+    assert body["status"] == "Success"
+    assert (body["run_result"]["stdout"], body["run_result"]["stderr"]) == ("hi!\n", "e\n")
+    assert run(http, code="process.exit(4)", language="nodejs")["run_result"]["return_code"] == 4
+
+
+# ---- status rule and sandbox failures, from job results ------------------------------------------
+
+
+def record(step: str, s: str = "ok", code: int | None = 0, **more: Any) -> dict[str, Any]:
+    return {"step": step, "s": s, "code": code, "out": "", "err": "", "t": 0.5, **more}
+
+
+@pytest.mark.parametrize(
+    ("result", "status", "run_status"),
+    [
+        (RunResult(Status.CRASHED, infra_error="zygote died"), "SandboxError", None),
+        (RunResult(Status.OK, records=[record("run")]), "Success", "Finished"),
+        (RunResult(Status.OK, records=[record("run", "error", 2)]), "Failed", "Finished"),
+        (RunResult(Status.OK, records=[record("run", "timeout", -9)]), "Failed", "TimeLimitExceeded"),
+        (RunResult(Status.OK, records=[record("compile", "timeout", None)]), "Failed", None),
+        (RunResult(Status.OK, records=[record("compile"), record("run")]), "Success", "Finished"),
+        # no run record: the job hit its wall limit, or the program took its runner down
+        (RunResult(Status.TIMEOUT, records=[]), "Failed", "TimeLimitExceeded"),
+        (RunResult(Status.CRASHED, exit_code=None, records=[]), "Failed", "Finished"),
+    ],
+)
+def test_status_rule(result: RunResult, status: str, run_status: str | None) -> None:
+    body = response_of(result)
+    assert body["status"] == status
+    assert (body["run_result"] or {}).get("status") == run_status
+    if status == "SandboxError":
+        assert "zygote died" in body["message"]
+
+
+# ---- bad input ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("request_body", "fragment"),
+    [
+        ({"language": "python"}, "code: Field required"),
+        ({"code": "x"}, "language: Field required"),
+        ({"code": "x", "language": "go"}, "language"),
+        ({"code": 5, "language": "python"}, "code"),
+        ({"code": "x", "language": "python", "run_timeout": 0}, "run_timeout"),
+        ({"code": "x", "language": "python", "run_timeout": 3600}, "run_timeout"),
+        ({"code": "x", "language": "python", "compile_timeout": -1}, "compile_timeout"),
+        ({"code": "x", "language": "python", "memory_limit_MB": 10}, "memory_limit_MB"),
+        ({"code": "x", "language": "python", "memory_limit_MB": 10**6}, "memory_limit_MB"),
+        ({"code": "x", "language": "python", "stdin": 3}, "stdin"),
+        ({"code": "x", "language": "python", "files": {"../x": "aGk="}}, "files"),
+        ({"code": "x", "language": "python", "files": {"/etc/x": "aGk="}}, "files"),
+        ({"code": "x", "language": "python", "files": {"a": "not base64!"}}, "not base64"),
+        ({"code": "x", "language": "python", "files": ["a"]}, "files"),
+        ({"code": "x", "language": "python", "fetch_files": ["a/../../b"]}, "fetch_files"),
+        ({"code": "x", "language": "python", "fetch_files": "a"}, "fetch_files"),
+    ],
+)
+def test_bad_requests_name_the_field(http: httpx.Client, request_body: dict[str, Any], fragment: str) -> None:
+    response = http.post("/run_code", json=request_body)
+    assert response.status_code == 422, response.text
+    assert fragment in response.json()["error"]["message"]
