@@ -28,7 +28,7 @@ _HEAD = re.compile(rf"({'|'.join(THEOREM_KEYWORDS)})\s+({IDENT})(?![A-Za-z0-9_']
 
 
 class ProofParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"language": "coq", "timeout_s": 20.0}]})
 
     language: Literal["coq"] = Field("coq", description="The proof language; `coq` (8.16) for now.")
     timeout_s: float = Field(
