@@ -1,19 +1,28 @@
-"""A seccomp-BPF deny-list, assembled by hand and installed with prctl, in two stages.
+"""A seccomp-BPF allow list, assembled by hand and installed with prctl, in two stages.
 
-The zygote installs the `zygote` filter on itself once: everything below except the
-calls it needs to make namespaces for jobs (mount, unshare, setns, clone with namespace
-flags). Each job inherits it and adds the short `job` filter for those. Seccomp applies
-every filter a process has, so a job is refused the whole list; and the kernel's cost of
-attaching a filter grows with its length, which a job now pays for a dozen instructions.
+The zygote installs the `zygote` filter on itself once: the calls of
+`rlvr.sandboxes.local.syscalls.ALLOWED`, plus the few it needs to make namespaces for
+jobs (`JOB_ONLY`: mount, umount2, unshare, setns, clone with namespace flags); every
+other number is refused, so a call a future kernel adds is refused too. Each job
+inherits it and adds the short `job` filter, which refuses `JOB_ONLY` and namespace
+flags on clone. Seccomp applies every filter a process has, so a job gets only the
+allow list; and the kernel's cost of attaching a filter grows with its length, which a
+job pays only for its dozen instructions.
 
-No libseccomp binding is needed. The filter is a deny-list, not an allow-list, on
-purpose: the sandbox runs arbitrary interpreters and compilers (Python, g++, node) whose
-syscall sets change between versions, and the other layers (namespaces, unprivileged
-uid, read-only filesystem) already carry the isolation. The filter removes the kernel
-attack surface those layers do not: ptrace and cross-process memory access, new
-namespaces (unprivileged user namespaces would hand back capabilities), mounts, BPF,
-io_uring (which bypasses seccomp), keyrings, module loading, and every socket family
-but AF_UNIX.
+How a refused call fails: with an errno, never by killing the process. A refused call
+returns ENOSYS, the answer of a kernel that lacks it: libc and the runtimes (CPython,
+libuv, V8) probe new calls (clone3, rseq, statx, faccessat2, close_range, epoll_pwait2,
+futex_waitv ...) and fall back to older ones on ENOSYS, where EPERM would reach the
+program as an error and a kill would turn a harmless probe into a crash, which would
+score a correct program 0 on a newer libc. The calls whose refusal is the point answer
+EPERM (the `job` stage: new namespaces and mounts; seccomp's precedence keeps a later
+filter's answer for those) or EACCES (sockets of any family but AF_UNIX; the job's
+network namespace is empty anyway). Only a foreign architecture (i386 entry, where
+every number means a different call) kills the process.
+
+No libseccomp binding is needed. The zygote stage tests the allowed numbers as
+ascending ranges, so the calls programs make most (read, write, mmap: low numbers)
+are decided after a few instructions.
 """
 
 from __future__ import annotations
@@ -22,8 +31,10 @@ import ctypes
 import errno
 import functools
 import struct
+from collections.abc import Iterable
 
 from rlvr.sandboxes.local import linux
+from rlvr.sandboxes.local.syscalls import ALLOWED, JOB_ONLY
 
 AUDIT_ARCH_X86_64 = 0xC000003E
 X32_SYSCALL_BIT = 0x40000000
@@ -31,14 +42,15 @@ SECCOMP_MODE_FILTER = 2
 SECCOMP_RET_KILL_PROCESS = 0x80000000
 SECCOMP_RET_ERRNO = 0x00050000
 SECCOMP_RET_ALLOW = 0x7FFF0000
+RET_ENOSYS = SECCOMP_RET_ERRNO | errno.ENOSYS
+RET_EPERM = SECCOMP_RET_ERRNO | errno.EPERM
+RET_EACCES = SECCOMP_RET_ERRNO | errno.EACCES
 
 # BPF opcodes.
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
 _JGT_K = 0x25
-# Not a BPF bit: marks the low test of a range while the filter is laid out.
-_RANGE_LOW = 0x10000
 _JSET_K = 0x45
 _RET_K = 0x06
 
@@ -52,78 +64,17 @@ SYS_CLONE = 56
 SYS_CLONE3 = 435
 AF_UNIX = 1
 
-DENIED: dict[str, int] = {
-    "ptrace": 101,
-    "syslog": 103,
-    "personality": 135,
-    "adjtimex": 159,
-    "chroot": 161,
-    "acct": 163,
-    "settimeofday": 164,
-    "mount": 165,
-    "umount2": 166,
-    "swapon": 167,
-    "swapoff": 168,
-    "reboot": 169,
-    "sethostname": 170,
-    "setdomainname": 171,
-    "iopl": 172,
-    "ioperm": 173,
-    "init_module": 175,
-    "delete_module": 176,
-    "quotactl": 179,
-    "pivot_root": 155,
-    "vhangup": 153,
-    "clock_settime": 227,
-    "kexec_load": 246,
-    "add_key": 248,
-    "request_key": 249,
-    "keyctl": 250,
-    "unshare": 272,
-    "perf_event_open": 298,
-    "fanotify_init": 300,
-    "name_to_handle_at": 303,
-    "open_by_handle_at": 304,
-    "clock_adjtime": 305,
-    "setns": 308,
-    "process_vm_readv": 310,
-    "process_vm_writev": 311,
-    "kcmp": 312,
-    "finit_module": 313,
-    "kexec_file_load": 320,
-    "bpf": 321,
-    "userfaultfd": 323,
-    "io_uring_setup": 425,
-    "io_uring_enter": 426,
-    "io_uring_register": 427,
-    "open_tree": 428,
-    "move_mount": 429,
-    "fsopen": 430,
-    "fsconfig": 431,
-    "fsmount": 432,
-    "fspick": 433,
-    "pidfd_getfd": 438,
-    "mount_setattr": 442,
-    # Jobs share the zygote's IPC namespace: with no way to create SysV or POSIX-mq
-    # objects, none can outlive a job or pass between jobs.
-    "shmget": 29,
-    "semget": 64,
-    "msgget": 68,
-    "mq_open": 240,
-}
+# A filter being laid out: instructions (opcode, k, label if true, label if false) and,
+# between them, labels (plain strings) that jumps name; `_link` turns labels into the
+# forward offsets classic BPF wants.
+_Op = tuple[int, int, str | None, str | None]
+_Code = list[_Op | str]
+_NEXT = None  # fall through to the next instruction
 
 
-def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
-    return struct.pack("=HBBI", code, jt, jf, k)
-
-
-# What the zygote itself needs; only jobs are refused these (and clone with namespace flags).
-JOB_ONLY = ("mount", "unshare", "setns")
-
-
-def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
+def _ranges(numbers: Iterable[int]) -> list[tuple[int, int]]:
     ranges: list[tuple[int, int]] = []
-    for nr in sorted(numbers):
+    for nr in sorted(set(numbers)):
         if ranges and ranges[-1][1] == nr - 1:
             ranges[-1] = (ranges[-1][0], nr)
         else:
@@ -131,64 +82,87 @@ def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
     return ranges
 
 
+def _in_ranges(numbers: Iterable[int], target: str) -> _Code:
+    """Jump to `target` if the loaded number is in `numbers`, else fall through."""
+    code: _Code = []
+    for index, (low, high) in enumerate(_ranges(numbers)):
+        if low == high:
+            code.append((_JEQ_K, low, target, _NEXT))
+            continue
+        below = f"range{index}"
+        code += [(_JGE_K, low, _NEXT, below), (_JGT_K, high, below, target), below]
+    return code
+
+
+def _ret(value: int) -> _Op:
+    return (_RET_K, value, _NEXT, _NEXT)
+
+
+def _link(code: _Code) -> bytes:
+    """Resolve labels into jump offsets and pack the instructions."""
+    at: dict[str, int] = {}
+    insns: list[_Op] = []
+    for item in code:
+        if isinstance(item, str):
+            at[item] = len(insns)
+        else:
+            insns.append(item)
+    out = []
+    for pc, (op, k, jt, jf) in enumerate(insns):
+        jumps = [0 if label is None else at[label] - pc - 1 for label in (jt, jf)]
+        if any(not 0 <= jump < 256 for jump in jumps):
+            raise ValueError("seccomp filter too long for BPF's 8-bit jumps")
+        out.append(struct.pack("=HBBI", op, jumps[0], jumps[1], k))
+    return b"".join(out)
+
+
+def _head() -> _Code:
+    """Refuse foreign architectures, then load the syscall number."""
+    return [
+        (_LD_W_ABS, _OFF_ARCH, _NEXT, _NEXT),
+        (_JEQ_K, AUDIT_ARCH_X86_64, "native", _NEXT),
+        _ret(SECCOMP_RET_KILL_PROCESS),
+        "native",
+        (_LD_W_ABS, _OFF_NR, _NEXT, _NEXT),
+    ]
+
+
 @functools.cache
 def build_filter(stage: str = "zygote") -> bytes:
-    """The `zygote` or `job` filter (see above). Denied numbers are tested as ranges
-    that all jump to one shared return, to keep each filter short."""
-    allow = _insn(_RET_K, 0, 0, SECCOMP_RET_ALLOW)
+    """The `zygote` or `job` filter (see above)."""
     if stage == "job":
-        clone_check = [
-            _insn(_JEQ_K, 0, 3, SYS_CLONE),
-            _insn(_LD_W_ABS, 0, 0, _OFF_ARG0),
-            _insn(_JSET_K, 0, 1, linux.NAMESPACE_FLAGS),
-            _insn(_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
-            allow,
-        ]
-        return _assemble([DENIED[name] for name in JOB_ONLY], clone_check)
+        return _link(
+            [
+                *_head(),
+                *_in_ranges(JOB_ONLY.values(), "deny"),
+                (_JEQ_K, SYS_CLONE, _NEXT, "allow"),
+                (_LD_W_ABS, _OFF_ARG0, _NEXT, _NEXT),
+                (_JSET_K, linux.NAMESPACE_FLAGS, "deny", "allow"),
+                "allow",
+                _ret(SECCOMP_RET_ALLOW),
+                "deny",
+                _ret(RET_EPERM),
+            ]
+        )
     if stage != "zygote":
         raise ValueError(f"unknown seccomp stage {stage!r}")
-    argument_checks = [
-        # clone3 passes its flags in memory the filter cannot read; ENOSYS makes libc
-        # and runtimes fall back to clone(2), whose flags it can.
-        _insn(_JEQ_K, 0, 1, SYS_CLONE3),
-        _insn(_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS),
-        _insn(_JEQ_K, 0, 4, SYS_SOCKET),
-        _insn(_LD_W_ABS, 0, 0, _OFF_ARG0),
-        _insn(_JEQ_K, 0, 1, AF_UNIX),
-        allow,
-        _insn(_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EACCES),
-        allow,
-    ]
-    return _assemble([nr for name, nr in DENIED.items() if name not in JOB_ONLY], argument_checks)
-
-
-def _assemble(denied: list[int], tail: list[bytes]) -> bytes:
-    """The architecture check, one test per range of denied numbers, then `tail` (what
-    the numbers alone do not decide; it ends in a return), then the shared deny return."""
-    eperm = _insn(_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM)
-    head = [
-        _insn(_LD_W_ABS, 0, 0, _OFF_ARCH),
-        _insn(_JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
-        _insn(_RET_K, 0, 0, SECCOMP_RET_KILL_PROCESS),
-        _insn(_LD_W_ABS, 0, 0, _OFF_NR),
-    ]
-    # (opcode, k) pairs; each jumps to the shared deny return placed after `tail`.
-    # The x32 ABI numbers the same calls differently: it is refused outright.
-    tests: list[tuple[int, int]] = [(_JGE_K, X32_SYSCALL_BIT)]
-    for low, high in _ranges(denied):
-        tests += [(_JEQ_K, low)] if low == high else [(_JGE_K | _RANGE_LOW, low), (_JGT_K, high)]
-    if len(tests) + len(tail) > 255:
-        raise ValueError("seccomp filter too long for BPF's 8-bit jumps")
-    body = []
-    for index, (op, k) in enumerate(tests):
-        to_deny = len(tests) - index - 1 + len(tail)
-        if op & _RANGE_LOW:
-            body.append(_insn(op & ~_RANGE_LOW, 0, 1, k))  # below the range: skip its top test
-        elif op == _JGT_K:
-            body.append(_insn(op, 0, to_deny, k))  # above the range: go on
-        else:
-            body.append(_insn(op, to_deny, 0, k))
-    return b"".join([*head, *body, *tail, eperm])
+    return _link(
+        [
+            *_head(),
+            # The x32 ABI numbers calls differently (from this bit up): refused outright.
+            (_JGE_K, X32_SYSCALL_BIT, "refuse", _NEXT),
+            (_JEQ_K, SYS_SOCKET, "socket", _NEXT),
+            *_in_ranges([*ALLOWED.values(), *JOB_ONLY.values()], "allow"),
+            "refuse",
+            _ret(RET_ENOSYS),
+            "socket",
+            (_LD_W_ABS, _OFF_ARG0, _NEXT, _NEXT),
+            (_JEQ_K, AF_UNIX, "allow", _NEXT),
+            _ret(RET_EACCES),
+            "allow",
+            _ret(SECCOMP_RET_ALLOW),
+        ]
+    )
 
 
 class _SockFprog(ctypes.Structure):

@@ -16,6 +16,7 @@ from rlvr.sandboxes import Limits, RunResult, RunSpec, Status
 from rlvr.sandboxes.local import client
 from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
 from rlvr.sandboxes.runner import core
+from tests.sandboxes.jobs import native_job
 from tests.services import require
 
 
@@ -194,18 +195,7 @@ def test_no_native_program_masks(sb: LocalSandbox, language: str, code: str) -> 
 
     tool = shutil.which("g++" if language == "cpp" else "node")
     require(tool is not None, f"{language} toolchain")
-    job = {
-        "mode": "native_stdio",
-        "language": language,
-        "code": code,
-        "inputs": ["1\n", "2\n"],
-        "timeout_s": 2,
-        "max_output": 1 << 16,
-        "memory_mb": 512,
-        "gxx": shutil.which("g++"),
-        "node": shutil.which("node"),
-        "compile_timeout_s": 30,
-    }
+    job = native_job(language, code, ["1\n", "2\n"])
     result = sb.run(RunSpec(job, Limits(wall_s=40, cpu_s=40, memory_mb=4096)))
     assert result.infra_error is None, result
 
