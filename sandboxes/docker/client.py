@@ -48,6 +48,7 @@ class _Job:
     infra: str | None = None
     diagnostics: bytearray = field(default_factory=bytearray)
     started: float = 0.0
+    accepted_at: float = 0.0
     ended: float = 0.0
 
 
@@ -111,7 +112,8 @@ class DockerSandbox:
 
     def __init__(self, config: DockerConfig) -> None:
         self.config = config
-        self.owner = containers.Owner(socket.gethostname(), os.getpid(), uuid.uuid4().hex)
+        process = containers.process_id(os.getpid()) or str(os.getpid())
+        self.owner = containers.Owner(socket.gethostname(), process, uuid.uuid4().hex)
         self.api = _connect(config)
         containers.sweep(self.api, self.owner)
         self.pool = Pool(self.api, config, self.owner)
@@ -141,7 +143,7 @@ class DockerSandbox:
             return RunResult(Status.CRASHED, infra_error=str(exc))
         job = _Job(spec)
         try:
-            _exchange(attached, job, _request(spec, prepared, self.config))
+            _exchange(attached, job, _request(spec, prepared, self.config), self.config)
         finally:
             containers.discard(self.api, attached)
         return _result(job)
@@ -201,7 +203,7 @@ def _request(spec: RunSpec, job: dict[str, Any], config: DockerConfig) -> bytes:
     return protocol.request({name: getattr(spec.limits, name) for name in JOB_LIMITS}, data)
 
 
-def _exchange(attached: containers.Attached, job: _Job, request: bytes) -> None:
+def _exchange(attached: containers.Attached, job: _Job, request: bytes, config: DockerConfig) -> None:
     """Send the request, read until its exit message, the stream's end, the deadline or
     a cap; a container cut off is killed by the caller (`containers.discard`)."""
     pending = memoryview(request)
@@ -209,10 +211,9 @@ def _exchange(attached: containers.Attached, job: _Job, request: bytes) -> None:
     sel = selectors.DefaultSelector()
     sel.register(attached.sock, selectors.EVENT_READ | selectors.EVENT_WRITE)
     job.started = time.monotonic()
-    deadline = job.started + job.spec.limits.wall_s
     try:
         while job.exit is None and job.killed is None and job.infra is None:
-            left = deadline - time.monotonic()
+            left = _deadline(job, config) - time.monotonic()
             if left <= 0:
                 job.killed = Status.TIMEOUT
                 break
@@ -226,6 +227,14 @@ def _exchange(attached: containers.Attached, job: _Job, request: bytes) -> None:
     finally:
         sel.close()
         job.ended = time.monotonic()
+
+
+def _deadline(job: _Job, config: DockerConfig) -> float:
+    """The wall limit counts from when the runner took the job: a container slow to get
+    there (a loaded host) is the sandbox's time, bounded by `start_timeout_s`."""
+    if job.accepted_at:
+        return job.accepted_at + job.spec.limits.wall_s
+    return job.started + job.spec.limits.wall_s + config.start_timeout_s
 
 
 def _send(sock: socket.socket, pending: memoryview, job: _Job) -> memoryview:
@@ -270,6 +279,8 @@ def _on_message(job: _Job, tag: bytes, body: bytes) -> None:
     job.seen[tag] = job.seen.get(tag, 0) + len(body)
     if tag == protocol.CHANNEL:
         out += body[: max(0, limits.max_channel_bytes - len(out))]
+        if not job.accepted_at and out.startswith(core.ACCEPTED):
+            job.accepted_at = time.monotonic()
         job.lines += body.count(b"\n")
         if job.seen[tag] > limits.max_channel_bytes or job.lines > limits.max_records + 1:
             job.killed = Status.OUTPUT_LIMIT

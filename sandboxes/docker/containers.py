@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import socket
 import time
 from dataclasses import dataclass
@@ -37,15 +36,29 @@ def sdk() -> Any:
 
 @dataclass
 class Owner:
-    """Who made a container: the host (a worker container's hostname), the process,
-    and a token unique to one `DockerSandbox`, so a reused pid is told apart."""
+    """Who made a container: the host (a worker container's hostname), the process (its
+    pid and start time, so a reused pid is told apart), and a token unique to one
+    `DockerSandbox`."""
 
     host: str
-    pid: int
+    process: str
     token: str
 
     def labels(self) -> dict[str, str]:
-        return {LABEL: "1", LABEL_HOST: self.host, LABEL_PID: str(self.pid), LABEL_OWNER: self.token}
+        return {LABEL: "1", LABEL_HOST: self.host, LABEL_PID: self.process, LABEL_OWNER: self.token}
+
+
+def process_id(pid: int) -> str | None:
+    """`pid:start time` of a live process (its start time, in clock ticks since boot,
+    is field 22 of /proc/PID/stat); None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: count after the last ')'.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return f"{pid}:{fields[19].decode()}" if len(fields) > 19 else None
 
 
 @dataclass
@@ -112,9 +125,9 @@ def discard(api: Any, attached: Attached) -> None:
 
 def sweep(api: Any, owner: Owner, *, everything_of_ours: bool = False) -> int:
     """Remove leftover sandbox containers: those this host made in processes that are
-    gone (or in an earlier life of this pid); with `everything_of_ours`, this
-    `DockerSandbox`'s own too (at shutdown). Containers of other hosts, and of live
-    processes here, are left alone: they may be busy. Returns how many were removed."""
+    gone; with `everything_of_ours`, this `DockerSandbox`'s own too (at shutdown).
+    Containers of other hosts, and of live processes here (this one's other sandboxes
+    included), are left alone: they may be busy. Returns how many were removed."""
     errors = sdk().errors
     removed = 0
     try:
@@ -133,18 +146,6 @@ def sweep(api: Any, owner: Owner, *, everything_of_ours: bool = False) -> int:
 def _leftover(labels: dict[str, str], owner: Owner, everything_of_ours: bool) -> bool:
     if labels.get(LABEL_OWNER) == owner.token:
         return everything_of_ours
-    try:
-        pid = int(labels.get(LABEL_PID, ""))
-    except ValueError:
-        return True
-    return pid == owner.pid or not _alive(pid)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    process = labels.get(LABEL_PID, "")
+    pid = process.partition(":")[0]
+    return not pid.isdigit() or process_id(int(pid)) != process
