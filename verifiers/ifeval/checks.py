@@ -171,8 +171,7 @@ def quotation(response: str, kw: m.NoKwargs) -> bool:
 
 
 def capital_word_frequency(response: str, kw: m.CapitalWordsKwargs) -> bool:
-    capital = sum(1 for word in t.treebank_words(response) if word.isupper())
-    return _compare(capital, kw.capital_relation, kw.capital_frequency)
+    return _compare(t.capital_words(response), kw.capital_relation, kw.capital_frequency)
 
 
 def english_capital(response: str, kw: m.NoKwargs) -> bool:
