@@ -43,6 +43,9 @@ _NUMBER_WORDS = {
 # A trig function of a bare number: `\tan 15`, `\sin(30)`; starts at the command.
 _TRIG_NUMBER_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)\s*\(?\s*\d+(?:\.\d+)?(?![\d.^])")
 _REALS = {"\\mathbb{R}", "\\R", "(-\\infty,\\infty)"}
+# A decimal comma (`1000,99`, `0,111`): one or two digits after it, or a leading zero;
+# three digits (`1,000`) are a thousands separator.
+_DECIMAL_COMMA_RE = re.compile(r"^[+-]?(?:\d+,\d{1,2}|0,\d+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,21 +151,30 @@ def _scalars_equal(g: str, p: str, ctx: _Ctx) -> bool:
 
 
 def _unordered(gs: tuple[Node, ...], ps: tuple[Node, ...], ctx: _Ctx) -> bool:
-    if len(gs) != len(ps):
-        return False
-    unused = list(ps)
+    """The same set of values: each gold part is answered, and each answered part is a
+    gold part. A solution written twice is still one solution; a wrong extra is wrong."""
+    if not gs or not ps or len(ps) > 2 * len(gs):
+        return len(gs) == len(ps) == 0
+    covered = [False] * len(ps)
     for g in gs:
-        for i, p in enumerate(unused):
-            if _equal(g, p, ctx):
-                del unused[i]
-                break
-        else:
+        hits = [i for i, p in enumerate(ps) if _equal(g, p, ctx)]
+        if not hits:
             return False
-    return True
+        for i in hits:
+            covered[i] = True
+    return all(covered)
 
 
 def _ordered(gs: tuple[Node, ...], ps: tuple[Node, ...], ctx: _Ctx) -> bool:
     return len(gs) == len(ps) and all(_equal(g, p, ctx) for g, p in zip(gs, ps, strict=True))
+
+
+def _parts(node: Node) -> tuple[Node, ...]:
+    """The alternatives of a union, or of a list compared with one (`(11,7) or (7,11)`
+    reads as two open intervals, the answer `(7,11), (11,7)` as a list of two)."""
+    if isinstance(node, Union) or (isinstance(node, Seq) and node.kind == "list"):
+        return node.parts if isinstance(node, Union) else node.items
+    return (node,)
 
 
 def _flat(node: Node) -> tuple[Node, ...] | None:
@@ -196,6 +208,58 @@ def _relations_equal(g: Relation, p: Relation, ctx: _Ctx) -> bool:
         return False
 
 
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _as_interval(r: Relation, ctx: _Ctx) -> Interval | None:
+    """A linear inequality in one variable as the interval it describes (`-x > -1` is
+    `(-\\infty, 1)`), so that it compares with an interval gold (`x < 1`)."""
+    if r.op not in _OP_SIGN:
+        return None
+    ctx.used("symbolic")
+    try:
+        d = symbolic.to_sympy(r.lhs) - symbolic.to_sympy(r.rhs)
+        (x,) = d.free_symbols
+        a = sympy.diff(d, x)
+        b = sympy.expand(d - a * x)
+        if a.free_symbols or b.free_symbols or not a.is_real or a == 0:
+            return None
+        bound = sympy.nsimplify(-b / a) if b.is_Float or a.is_Float else -b / a
+        op = r.op if a > 0 else _FLIPPED[r.op]
+        text = sympy.latex(bound)
+    except (ValueError, TypeError, symbolic.Refused):
+        return None
+    inf, closed = Scalar("\\infty"), op.endswith("=")
+    if op.startswith("<"):
+        return Interval(Scalar("-\\infty"), Scalar(text), False, closed)
+    return Interval(Scalar(text), inf, closed, False)
+
+
+MAX_MATRIX_CELLS = 100
+
+
+def _matrix_expr_equal(g: Matrix, text: str, ctx: _Ctx) -> bool:
+    """A gold matrix against an expression of matrices (`A + B`, `A B`), evaluated."""
+    ctx.used("symbolic")
+    shape = (len(g.rows), len(g.rows[0]) if g.rows else 0)
+    if shape[0] * shape[1] > MAX_MATRIX_CELLS or any(len(r) != shape[1] for r in g.rows):
+        return False
+    try:
+        expr = symbolic.to_sympy(text)
+        if not isinstance(expr, sympy.MatrixBase | sympy.MatrixExpr) or expr.shape != shape:
+            return False
+        value = expr.as_explicit()
+        cells = [[_as_sympy(c.text, numeric.parse_number(c.text)) for c in row] for row in g.rows]  # type: ignore[union-attr]
+    except (ValueError, TypeError, AttributeError, symbolic.Refused) as exc:
+        ctx.notes.append(str(exc)[:80])
+        return False
+    return all(
+        symbolic.exprs_equal(cells[i][j], value[i, j], ctx.rel_tol, ctx.numeric_tolerance)
+        for i in range(shape[0])
+        for j in range(shape[1])
+    )
+
+
 def _equal(g: Node, p: Node, ctx: _Ctx) -> bool:
     if isinstance(g, Scalar) and isinstance(p, Scalar):
         return _scalars_equal(g.text, p.text, ctx)
@@ -214,6 +278,10 @@ def _equal(g: Node, p: Node, ctx: _Ctx) -> bool:
         if g.kind == "tuple":
             return _ordered(g.items, p.items, ctx) if p.kind != "set" else False
         return _unordered(g.items, p.items, ctx)
+    if isinstance(g, Interval) and isinstance(p, Relation):
+        p = _as_interval(p, ctx) or p
+    if isinstance(g, Relation) and isinstance(p, Interval):
+        g = _as_interval(g, ctx) or g
     if isinstance(g, Interval) and isinstance(p, Interval):
         return (
             g.lo_closed == p.lo_closed
@@ -222,9 +290,11 @@ def _equal(g: Node, p: Node, ctx: _Ctx) -> bool:
             and _scalars_equal(g.hi.text, p.hi.text, ctx)
         )
     if isinstance(g, Union) or isinstance(p, Union):
-        gp = g.parts if isinstance(g, Union) else (g,)
-        pp = p.parts if isinstance(p, Union) else (p,)
+        gp = _parts(g)
+        pp = _parts(p)
         return (len(gp) > 1 or len(pp) > 1) and _unordered(gp, pp, ctx)
+    if isinstance(g, Matrix) and isinstance(p, Scalar) and "\\begin" in p.text:
+        return _matrix_expr_equal(g, p.text, ctx)
     if isinstance(g, Matrix) and isinstance(p, Matrix):
         return len(g.rows) == len(p.rows) and all(_ordered(gr, pr, ctx) for gr, pr in zip(g.rows, p.rows, strict=True))
     if isinstance(g, Scalar) and g.label and isinstance(p, Relation):
@@ -239,8 +309,23 @@ def _equal(g: Node, p: Node, ctx: _Ctx) -> bool:
     return False
 
 
+def _decimal_point(v: View) -> bool:
+    return isinstance(v.node, Scalar) and "." in v.norm.text and numeric.parse_number(v.norm.text) is not None
+
+
+def _comma_decimals(gold: View, pred: View) -> tuple[View, View]:
+    """`1000,99` read as 1000.99 when the other side is a number written with a decimal
+    point; otherwise a comma separates list items, as it does in most answers."""
+    if _decimal_point(gold) and _DECIMAL_COMMA_RE.match(pred.norm.text):
+        return gold, view(pred.norm.text.replace(",", "."))
+    if _decimal_point(pred) and _DECIMAL_COMMA_RE.match(gold.norm.text):
+        return view(gold.norm.text.replace(",", "."), gold=True), pred
+    return gold, pred
+
+
 def decide(gold: View, pred: View, rel_tol: float, numeric_tolerance: bool = False) -> Decision:
     """Is `pred` the same answer as `gold`?"""
+    gold, pred = _comma_decimals(gold, pred)
     gn, pn = gold.norm, pred.norm
     if gn.text == pn.text and gn.text:
         return Decision(True, "string", "normalised strings match", pn.text)

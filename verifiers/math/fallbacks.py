@@ -41,6 +41,11 @@ _NEGATED_RE = re.compile(r"^(?:not|no|never)\b", re.IGNORECASE)
 _COMPARISON_PREFIX = frozenset("<>!")
 _INEQUALITY_RE = re.compile(r"[<>]|!=|\\(?:le|ge|ne|leq|geq|neq|lt|gt)(?![a-zA-Z])")
 _SPAN_DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
+# A plain number standing alone in prose (not part of a word, a decimal or a name).
+_PROSE_NUMBER_RE = re.compile(r"(?<![\w.,^_{])[-+]?\d+(?:\.\d+)?(?![\w.,^_}])")
+_LEADING_NUMBER_RE = re.compile(r"([-+]?\d+(?:\.\d+)?)[ \t]+[a-zA-Z]")
+# What separates several equations (`x = 1, y = 2`, `W(x)=1 or W(x)=-1`): never a chain.
+_SEVERAL_RE = re.compile(r"[,;]|\\text|\\lor|(?<![a-zA-Z])(?:or|and)(?![a-z])")
 _TAG_OPEN = "<answer>"
 _TAG_CLOSE = "</answer>"
 
@@ -88,6 +93,19 @@ def _last_side(v: str) -> str:
     return v[at + 1 :].strip()
 
 
+def chain_value(v: str) -> str | None:
+    """The value a chain of two or more equalities ends in (`z = 1 + 1 = 2` gives `2`),
+    or None for anything else: one equation (`x^2 + y^2 = 1`) is an answer in itself,
+    and a list of them (`x = 1, y = 2`) is several."""
+    if _INEQUALITY_RE.search(v) is not None or _SEVERAL_RE.search(v) is not None:
+        return None
+    first = v.find("=")
+    last = _last_equals(v)
+    if first < 0 or first == last:
+        return None
+    return v[last + 1 :].strip() or None
+
+
 def gsm8k(text: str) -> str | None:
     last = None
     for m in _GSM8K_RE.finditer(text):
@@ -113,8 +131,15 @@ def answer_line(text: str) -> str | None:
         return None  # an unclosed box: the answer was never finished
     if answer and _value(answer, last_side=False) is None:
         # "Final Answer: The largest $n$ is 34": the line states the value in a sentence.
-        return final_sentence(answer) or answer
+        return final_sentence(answer) or _only_number(answer) or answer
     return answer or None
+
+
+def _only_number(phrase: str) -> str | None:
+    """ "Final Answer: Jane started growing Sphere 3 hours ago": a line marked as the
+    answer that holds one number states that number."""
+    numbers = _PROSE_NUMBER_RE.findall(phrase)
+    return numbers[0] if len(numbers) == 1 else None
 
 
 def _leading_span(tail: str) -> str | None:
@@ -147,7 +172,13 @@ def final_sentence(text: str) -> str | None:
     # `$35,000 + $22,500 = $57,500`: dollars here are currency, and the chain's last
     # side is the value.
     span = _leading_span(tail) if "=" not in tail else None
-    return _value(span if span is not None else tail)
+    value = _value(span if span is not None else tail)
+    if value is None and span is None:
+        # "there are 12 distinct sequences that meet the three conditions": a count
+        # followed by what it counts.
+        lead = _LEADING_NUMBER_RE.match(tail)
+        value = lead.group(1) if lead is not None else None
+    return value
 
 
 def equation(text: str) -> str | None:
@@ -156,6 +187,17 @@ def equation(text: str) -> str | None:
     if eq < 0 or _INEQUALITY_RE.search(sentence) is not None:
         return None
     return _value(sentence[eq + 1 :].replace("\\]", " ").replace("\\)", " "))
+
+
+def whole_equation(text: str) -> str | None:
+    """The final equation as written, both sides (`y = -x/2 + 3/4`), where `equation`
+    keeps only its last side: the last math span, else the last sentence's value."""
+    span = math_span(text)
+    if span is not None:
+        return span
+    if len(text) <= MAX_VALUE_CHARS:
+        return text.strip().rstrip(".!;,: ") or None  # the response is the equation (`W(x)=1 or W(x)=-1`)
+    return _value(_last_sentence(text), last_side=False)
 
 
 def answer_tag_unclosed(text: str) -> str | None:

@@ -82,7 +82,9 @@ _TEXT_ANY_RE = re.compile(_TEXT_CMD + r"\s*\{([^{}]*)\}")
 _TEXT_CONNECTIVE_RE = re.compile(_TEXT_CMD + r"\s*\{\s*(or|and|,)\s*\}", re.IGNORECASE)
 # Connectives are matched only where whitespace starts (`(?<!\S)`), so a long run of
 # spaces is scanned once, not once per starting position.
-_WORD_OR_RE = re.compile(r"(?<!\S)or(?=\s)|\\(?:vee|lor)(?![a-zA-Z])")
+# `(11,7)or(7,11)`, `1orW(x)=-1`: data sets that strip spaces glue `or` between a
+# closing bracket or digit and what opens the next alternative.
+_WORD_OR_RE = re.compile(r"(?<!\S)or(?=\s)|(?<=[)\]}0-9])or(?=[(\[{A-Z0-9-])|\\(?:vee|lor)(?![a-zA-Z])")
 _WORD_AND_RE = re.compile(r"(?<=\s)and(?=\s)")
 # One optional brace between the caret and `\circ`, never two adjacent `\s*` that
 # could split a run of spaces in every possible way.
@@ -92,7 +94,11 @@ _DEGREE_RE = re.compile(_DEGREE)
 _DEGREE_NUM_RE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*" + _DEGREE)
 _DOUBLE_ESCAPE_RE = re.compile(r"\\\\(?=[a-zA-Z])")
 _PERCENT_RE = re.compile(r"\\?%")
-_DOLLAR_RE = re.compile(r"\\\$|\$|\\textdollar(?![a-zA-Z])")
+# Currency signs, whichever side of the number they are written on (`1,000.99€`).
+_DOLLAR_RE = re.compile(r"\\\$|\$|\\textdollar(?![a-zA-Z])|\\euro(?![a-zA-Z])|[\u20ac\u00a3\u00a5]")
+# A squared or cubed length glued to a written-out decimal (`1,000.99m^2`); never
+# after an integer, where `5m^2` is as likely a product as an area.
+_GLUED_AREA_RE = re.compile(r"^([+-]?(?:\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+))(?:mm|cm|dm|km|m|in|ft)\^\{?[23]\}?$")
 _TRAILING_PUNCT = frozenset(" \t\n\r\f\v.,;:")
 _TEXT_CMD_NAMES = ("text", "textbf", "textit", "textrm", "texttt", "textsf", "textnormal", "mathrm", "mbox")
 # A unit word (`cm`, `meters`, `sq.`), optionally squared on the last one (`cm^2`).
@@ -280,7 +286,7 @@ def normalize(answer: str) -> Normalized:
     s, degrees = _drop_degrees(s)
     percent = _PERCENT_RE.search(s) is not None
     s = _PERCENT_RE.sub("", s)
-    s = _drop_units(_DOLLAR_RE.sub("", s))
+    s = _drop_units(_GLUED_AREA_RE.sub(r"\1", _DOLLAR_RE.sub("", s).strip()))
     # Any `\text{...}` left is prose inside math (`x \text{ is } 3` is rare); unwrap it.
     s = _TEXT_ANY_RE.sub(lambda m: m.group(1), s)
     s = _SPACE_RUN_RE.sub(" ", s).strip()

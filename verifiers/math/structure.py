@@ -267,7 +267,7 @@ def parse(s: str, depth: int = 0) -> Node:
         raise TooDeep("answer nested too deeply")
     s = s.strip()
     m = _MATRIX_RE.match(s)
-    if m is not None:
+    if m is not None and "\\end{" not in m.group(2):  # not `A + B`, two matrices
         return _matrix(m.group(2), m.group(1), depth)
 
     alternatives = _split_top(s, ("\\lor",))
@@ -275,11 +275,19 @@ def parse(s: str, depth: int = 0) -> Node:
         nodes = tuple(parse(a, depth + 1) for a in alternatives if a)
         if all(isinstance(n, Interval) for n in nodes):
             return Union(nodes)
-        return Seq("list", nodes)
+        # `21, 16 or 11` lists three values, not a list and a value.
+        flat = (i for n in nodes for i in (n.items if isinstance(n, Seq) and n.kind == "list" else (n,)))
+        return Seq("list", tuple(flat))
     pieces = _split_top(s, ("\\cup",))
     if len(pieces) > 1:
         return Union(tuple(parse(p, depth + 1) for p in pieces if p))
     if not _THOUSANDS_RE.match(s):
+        groups = _split_top(s, (";",))
+        if len(groups) > 1 and any(len(_split_top(g, (",",))) > 1 for g in groups):
+            # `p=5,q=2; p=7,q=2`: semicolons separate solutions, commas their parts.
+            if len(groups) > MAX_ITEMS:
+                raise TooDeep(f"more than {MAX_ITEMS} items")
+            return Seq("list", tuple(_solution(g, depth + 1) for g in groups if g))
         parts = _split_top(s, (",", ";"))
         if len(parts) > 1:
             if len(parts) > MAX_ITEMS:
@@ -296,8 +304,8 @@ def parse(s: str, depth: int = 0) -> Node:
             lo, hi = items
             assert isinstance(lo, Scalar) and isinstance(hi, Scalar)
             return Interval(lo, hi, open_ == "[", close == "]")
-        if len(items) == 1 and open_ == "(" and close == ")":
-            return items[0]
+        if len(items) == 1 and ((open_ == "(" and close == ")") or isinstance(items[0], Matrix)):
+            return items[0]  # `\\left[\\begin{array}...\\end{array}\\right]` is the matrix
         return Seq("tuple", items)
 
     rel = _membership(s, depth) or _relation(s, depth)
@@ -307,6 +315,12 @@ def parse(s: str, depth: int = 0) -> Node:
         plus, minus = s.replace("\\pm", "+"), s.replace("\\pm", "-")
         return Seq("list", (Scalar(_tidy_sign(plus)), Scalar(_tidy_sign(minus))))
     return Scalar(s)
+
+
+def _solution(group: str, depth: int) -> Node:
+    """One solution of several (`p=5,q=2`): its parts in order, as a point."""
+    node = parse(group, depth)
+    return Seq("tuple", node.items) if isinstance(node, Seq) and node.kind == "list" else node
 
 
 def _tidy_sign(s: str) -> str:

@@ -114,6 +114,18 @@ class _BudgetedConverter(_Latex2Sympy):  # type: ignore[misc]
         return parser
 
 
+def _magnitude(exponent: Any, bound: float) -> float:
+    """|exponent| when it is a constant (`(\\sqrt{13} - 5)/6` is about 0.23), else
+    `bound`: the digits of its parts overstate a fraction's size. Its numbers are
+    below 10^8 (the caller checked), so evaluating it to a few digits is cheap."""
+    if exponent.free_symbols:
+        return bound
+    try:
+        return min(bound, abs(complex(sympy.N(exponent, 8))))
+    except (TypeError, ValueError, ArithmeticError):
+        return bound
+
+
 def log10_bound(expr: Any, depth: int = 0) -> float:
     """An upper bound on log10 of the largest number evaluating `expr` would build.
 
@@ -133,7 +145,7 @@ def log10_bound(expr: Any, depth: int = 0) -> float:
         e_bound = log10_bound(exponent, depth + 1)
         if e_bound > 8:
             return math.inf
-        return float((10.0**e_bound) * max(log10_bound(base, depth + 1), _LOG10_2))
+        return float(_magnitude(exponent, 10.0**e_bound) * max(log10_bound(base, depth + 1), _LOG10_2))
     if isinstance(expr, sympy.factorial | sympy.gamma | sympy.factorial2):
         n_bound = log10_bound(expr.args[0], depth + 1)
         if n_bound > 6:

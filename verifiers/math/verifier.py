@@ -41,10 +41,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
-from rlvr.verifiers.math import symbolic
+from rlvr.verifiers.math import fallbacks, symbolic
 from rlvr.verifiers.math.compare import Decision, View, decide_cached, view
 from rlvr.verifiers.math.extract import Mode, extract_answer, extract_gold
-from rlvr.verifiers.math.structure import Seq, Union
+from rlvr.verifiers.math.structure import Relation, Scalar, Seq, Union
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_MAX_ANSWER_CHARS = 1000
@@ -107,6 +107,10 @@ class PreparedGold:
 @lru_cache(maxsize=8192)
 def prepare_gold(gold: str) -> PreparedGold:
     answer, method = extract_gold(gold)
+    value = fallbacks.chain_value(answer)
+    if value is not None:
+        # A gold written as a chain (`z = 1 + 1 = 2`) states the value it ends in.
+        answer, method = value, method + "+chain"
     return PreparedGold(gold, answer, method, view(answer, gold=True))
 
 
@@ -125,9 +129,10 @@ def _outcome(ok: bool, reason: str, details: dict[str, Any]) -> Outcome:
 
 class MathVerifier:
     name = "math"
-    # 2.0.0: issue 11 (extraction order, exact golds refuse rounded decimals); a new
-    # version keeps verdicts cached under the old rules from being served.
-    version = "2.0.0"
+    # 2.0.0: issue 11 (extraction order, exact golds refuse rounded decimals); 2.1.0:
+    # scaled equations, linear inequalities as intervals, solution sets, decimal commas,
+    # matrix expressions. A new version keeps verdicts cached under old rules from being served.
+    version = "2.1.0"
     description = (
         "Final answer (what the response states last: text after </think> first; an unretracted, "
         "un-negated \\boxed{}, an <answer> tag, then '#### x', 'Answer: x' lines, a final sentence, "
@@ -193,6 +198,16 @@ class MathVerifier:
             details["stage"], details["candidates"] = joined.stage, found.candidates[: MAX_CANDIDATES + 1]
             return _outcome(True, "the boxed answers together equal the ground truth", details)
         decision = decide_cached(gold.view, answer, params.rel_tol, params.numeric_tolerance)
+        if not decision.equal and found.method in _LAST_SIDE_METHODS and _equation_shaped(gold):
+            # The fallback kept the last side of the response's equation; the gold is an
+            # equation (or several), so the response's equation as written is what to compare.
+            whole = fallbacks.whole_equation(response)
+            # A chain (`x = 10/2 = 6`) is read by its last side only, never by its first.
+            if whole is not None and len(whole) <= params.max_answer_chars and fallbacks.chain_value(whole) is None:
+                retry = decide_cached(gold.view, whole, params.rel_tol, params.numeric_tolerance)
+                if retry.equal:
+                    answer, decision = whole, retry
+                    details["extracted"] = answer[:200]
         details["stage"] = decision.stage
         details["normalized"] = decision.pred[:200]
         if not decision.equal:
@@ -208,6 +223,15 @@ class MathVerifier:
                 details["hedge"] = True
                 return _outcome(False, hedge, details)
         return _outcome(True, decision.reason, details)
+
+
+# Fallbacks that keep only the last side of an equation they read.
+_LAST_SIDE_METHODS = frozenset({"equation", "final_sentence"})
+
+
+def _equation_shaped(gold: PreparedGold) -> bool:
+    """An equation (`2x + 4y = 3`, `y = 2x + 1`) or several (`p = -1 and p = 15/8`)."""
+    return "=" in gold.view.norm.text and isinstance(gold.view.node, Relation | Scalar | Seq)
 
 
 def _joined_boxes(candidates: list[str], gold: PreparedGold, params: MathParams) -> Decision | None:

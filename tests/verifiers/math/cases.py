@@ -60,12 +60,27 @@ CASES: list[Case] = [
     # --- decimals versus rationals (tolerance rule) ----------------------------------
     ("decimal_tolerance", r"\frac{1}{3}", B("0.33"), I),
     ("decimal_tolerance", r"\frac{1}{3}", B("0.333"), I),
-    ("decimal_tolerance", r"\frac{1}{3}", B("0.3333333"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    (
+        "decimal_tolerance",
+        r"\frac{1}{3}",
+        B("0.3333333"),
+        I,
+    ),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
     ("decimal_tolerance", r"\frac{1}{3}", B("0.3333333"), C, {"numeric_tolerance": True}),
-    ("decimal_tolerance", r"\frac{1}{3}", B("0.333333333333"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    (
+        "decimal_tolerance",
+        r"\frac{1}{3}",
+        B("0.333333333333"),
+        I,
+    ),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
     ("decimal_tolerance", r"\frac{1}{3}", B("0.333333333333"), C, {"numeric_tolerance": True}),
     ("decimal_tolerance", r"\frac{2}{3}", B("0.67"), I),
-    ("decimal_tolerance", r"\frac{2}{3}", B("0.6666667"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    (
+        "decimal_tolerance",
+        r"\frac{2}{3}",
+        B("0.6666667"),
+        I,
+    ),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
     ("decimal_tolerance", r"\frac{2}{3}", B("0.6666667"), C, {"numeric_tolerance": True}),
     ("decimal_tolerance", "0.25", B(r"\frac{1}{4}"), C),
     ("decimal_tolerance", "3.14", B("3.14"), C),
@@ -73,10 +88,21 @@ CASES: list[Case] = [
     ("decimal_tolerance", "3.14", B("3.1415"), I),
     ("decimal_tolerance", "2.5", B("2.50000001"), C),
     ("decimal_tolerance", "2.5", B("2.51"), I),
-    ("decimal_tolerance", r"\frac{1}{3}", B("0.33"), C, {"rel_tol": 0.02, "numeric_tolerance": True}),  # issue 11 class 6: opt-in
+    (
+        "decimal_tolerance",
+        r"\frac{1}{3}",
+        B("0.33"),
+        C,
+        {"rel_tol": 0.02, "numeric_tolerance": True},
+    ),  # issue 11 class 6: opt-in
     ("decimal_tolerance", r"\frac{1}{3}", B("0.33"), I, {"rel_tol": 0.02}),
     ("decimal_tolerance", "1.5", B("1.6"), C, {"rel_tol": 0.1}),
-    ("decimal_tolerance", r"\frac{1}{7}", B("0.142857142857"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    (
+        "decimal_tolerance",
+        r"\frac{1}{7}",
+        B("0.142857142857"),
+        I,
+    ),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
     ("decimal_tolerance", r"\frac{1}{7}", B("0.142857142857"), C, {"numeric_tolerance": True}),
     ("decimal_tolerance", "0", B("0.0000001"), I),
     ("decimal_tolerance", ".5", B("0.5"), C),
@@ -158,7 +184,12 @@ CASES: list[Case] = [
     ("radical", r"2\sqrt{3}", B(r"3\sqrt{2}"), I),
     ("radical", r"\frac{\sqrt{2}}{2}", B(r"\frac{1}{\sqrt{2}}"), C),
     ("radical", r"\frac{\sqrt{2}}{2}", B(r"\frac{\sqrt2}{2}"), C),
-    ("radical", r"\frac{\sqrt{2}}{2}", B("0.70710678"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    (
+        "radical",
+        r"\frac{\sqrt{2}}{2}",
+        B("0.70710678"),
+        I,
+    ),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
     ("radical", r"\frac{\sqrt{2}}{2}", B("0.70710678"), C, {"numeric_tolerance": True}),
     ("radical", r"\frac{\sqrt{2}}{2}", B("0.707"), I),
     ("radical", r"\sqrt[3]{8}", B("2"), C),
@@ -174,7 +205,12 @@ CASES: list[Case] = [
     ("pi", r"2\pi", B(r"\pi \cdot 2"), C),
     ("pi", r"\frac{\pi}{4}", B(r"\pi/4"), C),
     ("pi", r"\frac{\pi}{4}", B(r"\frac{1}{4}\pi"), C),
-    ("pi", r"\frac{\pi}{4}", B("0.785398163397"), I),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
+    (
+        "pi",
+        r"\frac{\pi}{4}",
+        B("0.785398163397"),
+        I,
+    ),  # issue 11 class 6: a decimal equals an exact gold only when exactly equal (was C)
     ("pi", r"\frac{\pi}{4}", B("0.785398163397"), C, {"numeric_tolerance": True}),
     ("pi", r"\frac{\pi}{4}", B("0.785"), I),
     ("pi", r"\frac{\pi}{4}", B(r"\frac{\pi}{2}"), I),
@@ -321,7 +357,12 @@ CASES: list[Case] = [
     ("matrix", r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}", B(r"\begin{pmatrix}1&2\\3&4\end{pmatrix}"), C),
     ("matrix", r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}", B(r"\begin{pmatrix} 1 & 3 \\ 2 & 4 \end{pmatrix}"), I),
     ("matrix", r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}", B(r"\begin{pmatrix} 1 & 2 \end{pmatrix}"), I),
-    ("matrix", r"\begin{pmatrix} \frac{1}{2} & 0 \\ 0 & 1 \end{pmatrix}", B(r"\begin{pmatrix} 0.5 & 0 \\ 0 & 1 \end{pmatrix}"), C),
+    (
+        "matrix",
+        r"\begin{pmatrix} \frac{1}{2} & 0 \\ 0 & 1 \end{pmatrix}",
+        B(r"\begin{pmatrix} 0.5 & 0 \\ 0 & 1 \end{pmatrix}"),
+        C,
+    ),
     ("matrix", r"\begin{pmatrix} 2 \\ -1 \end{pmatrix}", B(r"\begin{pmatrix}2\\-1\end{pmatrix}"), C),
     ("matrix", r"\begin{pmatrix} 2 \\ -1 \end{pmatrix}", B("(2, -1)"), C),
     ("matrix", r"\begin{pmatrix} 2 \\ -1 \end{pmatrix}", B(r"\begin{pmatrix} -1 \\ 2 \end{pmatrix}"), I),

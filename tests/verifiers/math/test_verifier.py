@@ -182,8 +182,6 @@ DOS_SCRIPT = textwrap.dedent(
 
 def test_pathological_inputs_finish_by_themselves() -> None:
     """Each returns a non-correct verdict on its own, without the dispatcher's kill."""
-    proc = subprocess.run(
-        [sys.executable, "-c", DOS_SCRIPT, str(ROOT)], capture_output=True, text=True, timeout=60
-    )
+    proc = subprocess.run([sys.executable, "-c", DOS_SCRIPT, str(ROOT)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("ok")
