@@ -24,6 +24,7 @@ from rlvr.verifiers.math import (
     cleanup,
     compare,
     extract,
+    fallbacks,
     fastparse,
     normalize,
     numeric,
@@ -95,6 +96,10 @@ def _extractors() -> dict[str, Callable[[str], object]]:
             "compare.view": _view,
             "symbolic.check_text": _check_text,
             "fastparse.parse": fastparse.parse,
+            "fallbacks.chain_value": fallbacks.chain_value,
+            "fallbacks.whole_equation": fallbacks.whole_equation,
+            "fallbacks.final_sentence": fallbacks.final_sentence,
+            "fallbacks.answer_line": fallbacks.answer_line,
         }
     )
     return fns
