@@ -1,0 +1,92 @@
+"""`rlvr grade IN.jsonl -o OUT.jsonl`: a mixed file, field mapping, resume, bad lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rlvr.service.cli import main
+
+GOOD = "<think>a</think><answer>4</answer>"
+# A data set's own layout: `completion` and `answer`, the verifier from the flag unless a
+# line names its own.
+LINES: list[dict[str, Any]] = [
+    {"completion": "so \\boxed{4}", "answer": "4"},
+    {"completion": "so \\boxed{5}", "answer": "4", "uid": 7},
+    {"completion": GOOD, "verifier": "format"},
+    {"completion": "fine", "verifier": "crashy"},
+    {"completion": "raise", "verifier": "crashy"},  # the grader fails: masked
+    {"completion": GOOD, "verifier": [{"name": "format", "weight": 0.5}, {"name": "crashy", "weight": 0.5}]},
+]
+EXPECTED = [(1.0, False), (0.0, False), (1.0, False), (1.0, False), (0.0, True), (1.0, False)]
+FLAGS = ["--response-field", "completion", "--truth-field", "answer", "--id-field", "uid", "--verifier", "math"]
+
+
+def write_input(path: Path) -> Path:
+    # A blank line is skipped, and line numbers still count it.
+    text = "\n".join(json.dumps(line) for line in LINES[:3]) + "\n\n" + "\n".join(json.dumps(x) for x in LINES[3:])
+    path.write_text(text + "\n")
+    return path
+
+
+def grade(args: list[str]) -> int:
+    return main(["grade", *args, "--no-progress", "--batch-size", "2"])
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_mixed_file(live_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src, out = write_input(tmp_path / "in.jsonl"), tmp_path / "out.jsonl"
+    assert grade([str(src), "-o", str(out), "--url", live_server, *FLAGS]) == 0
+    results = read(out)
+    assert [(r["reward"], r["mask"]) for r in results] == EXPECTED
+    assert [r["line"] for r in results] == [1, 2, 3, 5, 6, 7]
+    assert [r["verifier"] for r in results] == ["math", "math", "format", "crashy", "crashy", "format+crashy"]
+    assert results[1]["id"] == "7"
+    table = capsys.readouterr().err
+    for name in ("math", "format", "crashy", "p99 ms"):
+        assert name in table
+    assert "incorrect 1" in table  # math's verdicts
+
+
+def test_resume_after_a_stop_mid_write(live_server: str, tmp_path: Path) -> None:
+    src, out = write_input(tmp_path / "in.jsonl"), tmp_path / "out.jsonl"
+    assert grade([str(src), "-o", str(out), "--url", live_server, *FLAGS]) == 0
+    full = read(out)
+    # Stopped after three results, in the middle of writing the fourth.
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:3]) + lines[3][:10])
+    assert grade([str(src), "-o", str(out), "--url", live_server, *FLAGS]) == 0
+    resumed = read(out)
+    assert resumed[:3] == full[:3]
+    assert [(r["line"], r["reward"], r["mask"]) for r in resumed] == [(r["line"], r["reward"], r["mask"]) for r in full]
+    # Each line once: the torn line was cut off and graded again, nothing else twice.
+    assert len(resumed) == len(full)
+
+
+def test_bad_lines_name_the_line_and_field(live_server: str, tmp_path: Path) -> None:
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text(json.dumps({"response": "x", "verifier": "math"}) + "\n" + json.dumps({"response": 3}) + "\n")
+    with pytest.raises(SystemExit, match=r"line 2: no field 'verifier'"):
+        grade([str(src), "-o", str(out), "--url", live_server])
+    src.write_text(json.dumps({"response": "x", "verifier": "math"}) + "\n{not json\n")
+    with pytest.raises(SystemExit, match=r"line 2: not valid JSON"):
+        grade([str(src), "-o", str(out), "--url", live_server])
+    src.write_text(json.dumps({"completion": "x", "verifier": "math"}) + "\n")
+    with pytest.raises(SystemExit, match=r"no field 'response'"):
+        grade([str(src), "-o", str(out), "--url", live_server])
+    src.write_text("\n" + json.dumps({"response": 3, "verifier": "math"}) + "\n")
+    with pytest.raises(SystemExit, match=r"line 2\.response"):
+        grade([str(src), "-o", str(out), "--url", live_server])
+
+
+def test_embedded_when_no_url(tmp_path: Path) -> None:
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text(json.dumps({"response": GOOD, "verifier": "format"}) + "\n")
+    assert grade([str(src), "-o", str(out)]) == 0
+    assert [(r["reward"], r["verdict"]) for r in read(out)] == [(1.0, "correct")]
