@@ -99,22 +99,18 @@ def response_file(job: CoqJob, script: str) -> tuple[str, int]:
 
 
 def steps(job: CoqJob, script: str, params: ProofParams, tool: str) -> tuple[list[Step], int]:
-    def compile_step(name: str, module: str, text: str, timeout_s: float) -> Step:
+    """The coqc runs, in order, and the line offset of the response in Response.v.
+    The first run starts from an empty folder."""
+    response, offset = response_file(job, script)
+    files = [("statement", "Stmt", job.statement_file, STATEMENT_TIMEOUT_S)]
+    if job.preamble is not None:
+        files.insert(0, ("preamble", "Preamble", job.preamble, PREAMBLE_TIMEOUT_S))
+    files += [("response", "Response", response, params.timeout_s), ("check", "Check", job.check_file, CHECK_TIMEOUT_S)]
+    plan = []
+    for index, (name, module, text, timeout_s) in enumerate(files):
         path = f"{ROOT}/{module}.v"
         argv = [tool, "-q", "-Q", ROOT, LIBRARY, path]
-        return Step(name, argv, ROOT, timeout_s, files={path: text})
-
-    response, offset = response_file(job, script)
-    plan = []
-    if job.preamble is not None:
-        plan.append(compile_step("preamble", "Preamble", job.preamble, PREAMBLE_TIMEOUT_S))
-    plan += [
-        compile_step("statement", "Stmt", job.statement_file, STATEMENT_TIMEOUT_S),
-        compile_step("response", "Response", response, params.timeout_s),
-        compile_step("check", "Check", job.check_file, CHECK_TIMEOUT_S),
-    ]
-    first = plan[0]
-    plan[0] = Step(first.name, first.argv, first.cwd, first.timeout_s, files=first.files, clear=(ROOT,))
+        plan.append(Step(name, argv, ROOT, timeout_s, files={path: text}, clear=() if index else (ROOT,)))
     return plan, offset
 
 

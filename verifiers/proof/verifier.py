@@ -45,7 +45,8 @@ class ProofVerifier:
         self.policy = policy or SandboxPolicy()
 
     def availability(self) -> dict[str, Any]:
-        return {"languages": {"coq": coq.coqc() is not None}, "min_isolation": self.policy.min_isolation}
+        installed = coq.coqc() is not None
+        return {"available": installed, "languages": {"coq": installed}, "min_isolation": self.policy.min_isolation}
 
     def prepare(self, params: ProofParams, gt: ProofGroundTruth) -> coq.CoqJob:
         return coq.prepare(gt)
