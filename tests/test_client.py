@@ -156,3 +156,16 @@ def test_embedded_grading_needs_no_server() -> None:
         with pytest.raises(RewardServiceError, match=r"items\[0\]") as err:
             client.grade([{"response": "x"}])
         assert err.value.status == 422
+
+
+def test_group_statistics_survive_chunking(live_server: str) -> None:
+    good, bad = "<think>a</think><answer>4</answer>", "4"
+    responses = [good, bad, bad, good, bad, good]
+    groups = ["a", "a", "b", "a", "b", "c"]
+    # Chunks of 2 items, but a group of 3 is never split: its statistics see all of it.
+    with RewardClient(live_server, chunk_size=2) as client:
+        out = client.rewards(responses, verifier="format", groups=groups, advantage="dr_grpo")
+    assert out.advantages == pytest.approx([1 / 3, -2 / 3, 0.0, 1 / 3, 0.0, 0.0])
+    assert set(out.stats["groups"]) == {"a", "b", "c"}
+    assert out.stats["groups"]["a"]["n"] == 3 and out.stats["groups"]["b"]["zero_std"] is True
+    assert out.stats["items"] == len(responses)
