@@ -24,6 +24,11 @@ IDENT = r"[A-Za-z_][A-Za-z0-9_']{0,99}"
 LIBRARY = rf"{IDENT}(\.{IDENT}){{0,9}}"
 Library = Annotated[str, Field(pattern=rf"^{LIBRARY}$")]
 THEOREM_KEYWORDS = ("Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property", "Example")
+# Coq's keywords, and the names the check files use themselves (see `coq`).
+RESERVED = frozenset(
+    "_ as at by cofix else end exists exists2 fix for forall fun if in let match return then using where with"
+    " Prop SProp Set Type rlvr_goal rlvr_check".split()
+)
 _HEAD = re.compile(rf"({'|'.join(THEOREM_KEYWORDS)})\s+({IDENT})(?![A-Za-z0-9_'])")
 
 
@@ -83,6 +88,8 @@ class ProofGroundTruth(BaseModel):
 
     @model_validator(mode="after")
     def _well_formed(self) -> ProofGroundTruth:
+        if self.name in RESERVED:
+            raise ValueError(f"name: {self.name!r} is reserved")
         problem = statement_problem(self.statement, self.name)
         if problem:
             raise ValueError(f"statement: {problem}")

@@ -23,6 +23,8 @@ BAD_GROUND_TRUTH: dict[str, tuple[dict[str, Any], str]] = {
     "bad_name": ({"name": "1abc"}, "name"),
     "name_with_space": ({"name": "add comm"}, "name"),
     "empty_name": ({"name": ""}, "name"),
+    "keyword_name": ({"name": "forall", "statement": "Theorem forall : True."}, "reserved"),
+    "checker_name": ({"name": "rlvr_goal", "statement": "Theorem rlvr_goal : True."}, "reserved"),
     "bad_import": ({"imports": ["Arith. Load x"]}, "imports"),
     "preamble_axiom": ({"preamble": "Axiom cheat : False."}, "preamble"),
     "preamble_ml": ({"preamble": 'Declare ML Module "x".'}, "preamble"),
