@@ -24,6 +24,9 @@ FORBIDDEN: tuple[tuple[str, ...], ...] = (
     ("Unset", "Positivity"),
     ("Unset", "Universe"),
     ("bypass_check",),
+    # Typing rules beyond Coq's defaults (UIP, an impredicative Set): axioms in effect.
+    ("Set", "Definitional"),
+    ("Set", "Impredicative"),
     ("Declare", "ML"),
     ("Add", "ML"),
     ("Add", "LoadPath"),

@@ -36,6 +36,7 @@ GAPS = {
     f"{STATEMENT}\n{BAD_PROOF}",
     "bypass_positivity": "#[bypass_check(positivity)] Inductive Bad := mk : (Bad -> False) -> Bad.\n"
     f"{STATEMENT}\n{BAD_PROOF}",
+    "definitional_uip": f"Set Definitional UIP.\n{STATEMENT}\nProof. intros. apply Nat.add_comm. Qed.",
     "universes": f"Unset Universe Checking.\n{STATEMENT}\nProof. intros. apply Nat.add_comm. Qed.",
 }
 OUTSIDE = {
