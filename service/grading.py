@@ -32,6 +32,7 @@ from rlvr.verifiers.errors import PluginError, UnknownVerifier
 from rlvr.verifiers.registry import LoadedVerifier, Registry
 
 MAX_ERRORS_LISTED = 20
+INLINE_PLAN_ITEMS = 8
 
 
 def format_loc(prefix: str, loc: Sequence[Any]) -> str:
@@ -266,6 +267,9 @@ class Grader:
         return ground_truths
 
     async def plan_off_loop(self, request: GradeRequest) -> list[_PlannedItem]:
+        if len(request.items) <= INLINE_PLAN_ITEMS:
+            # A few items plan faster than a thread hop takes (verl and OpenRLHF send one).
+            return self.plan(request)
         async with self._planning:
             return await asyncio.get_running_loop().run_in_executor(None, self.plan, request)
 
