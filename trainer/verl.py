@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -103,7 +104,7 @@ def grade_item(
     item: dict[str, Any] = {
         "response": solution_str,
         "verifier": verifier_for(data_source, extra_info, kwargs),
-        "ground_truth": _plain(ground_truth),
+        "ground_truth": _label(_plain(ground_truth)),
     }
     params = (extra_info or {}).get("rlvr_params") or kwargs.get("params")
     if params:
@@ -115,6 +116,18 @@ def score_dict(result: GradeResult) -> dict[str, float]:
     if result.mask:
         return {"score": 0.0, "acc": 0.0, "masked": 1.0}
     return {"score": result.reward, "acc": float(result.verdict == "correct"), "masked": 0.0}
+
+
+def _label(value: Any) -> Any:
+    """Code data sets store their tests as JSON text in the parquet's ground truth: a
+    string holding a JSON object is that object (as `/get_reward` reads labels)."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value  # a math answer such as {1, 2}
+        return parsed if isinstance(parsed, dict) else value
+    return value
 
 
 def _plain(value: Any) -> Any:

@@ -57,3 +57,9 @@ def test_numpy_ground_truths_are_sent_as_json(live_server: str) -> None:
     tests = {"tests": np.array(["assert f(1) == 1"], dtype=object)}
     [item] = [grade_item("x", "y", tests, {"verifier": "code"}, {})]
     assert item["ground_truth"] == {"tests": ["assert f(1) == 1"]}
+
+
+def test_json_text_ground_truths_are_objects() -> None:
+    item = grade_item("x", "y", '{"tests": ["assert f(1) == 1"]}', {"verifier": "code"}, {})
+    assert item["ground_truth"] == {"tests": ["assert f(1) == 1"]}
+    assert grade_item("x", "y", "{1, 2}", {"verifier": "math"}, {})["ground_truth"] == "{1, 2}"
