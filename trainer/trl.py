@@ -38,13 +38,14 @@ def rlvr_reward(
     verifier: str = "math",
     *,
     url: str | None = None,
-    truth_column: str = "answer",
+    truth_column: str | None = "answer",
     name: str | None = None,
     params: dict[str, Any] | None = None,
     is_async: bool = False,
 ) -> RlvrReward | AsyncRlvrReward:
     """A reward function grading with `verifier` on the rlvr at `url` (embedded, in this
-    process, when None)."""
+    process, when None). The ground truth is the dataset column `truth_column` (none when
+    None, or when the dataset has no such column)."""
     kind = AsyncRlvrReward if is_async else RlvrReward
     return kind(verifier, url=url, truth_column=truth_column, name=name, params=params)
 
@@ -55,7 +56,7 @@ class _Reward:
         verifier: str,
         *,
         url: str | None,
-        truth_column: str,
+        truth_column: str | None,
         name: str | None,
         params: dict[str, Any] | None,
     ) -> None:
@@ -69,7 +70,7 @@ class _Reward:
         return f"{type(self).__name__}({self.verifier!r}, url={self.url!r}, name={self.__name__!r})"
 
     def _items(self, prompts: Sequence[Any] | None, completions: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
-        truths = kwargs.get(self.truth_column)
+        truths = None if self.truth_column is None else kwargs.get(self.truth_column)
         return build_items(
             [completion_text(c) for c in completions],
             self.verifier,

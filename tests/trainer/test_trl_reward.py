@@ -29,7 +29,7 @@ class Logs:
 
 def test_masked_items_are_none_and_the_masked_share_is_logged(live_server: str) -> None:
     logs = Logs()
-    func = rlvr_reward("crashy", url=live_server, truth_column="none")
+    func = rlvr_reward("crashy", url=live_server, truth_column=None)
     out = func(prompts=["p"] * 3, completions=["fine", "raise", "fine"], **logs.kwargs())
     assert out == [1.0, None, 1.0]
     assert logs.metrics == [("rlvr/masked_frac", pytest.approx(1 / 3))]
