@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rlvr.sandboxes.base import Limits, RunResult, RunSpec, Sandbox, SandboxUnavailable, Status
+    from rlvr.sandboxes.docker.config import DockerConfig
 
 __all__ = [
     "Limits",
@@ -36,9 +37,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def get_sandbox(backend: str = "local") -> Sandbox:
+def get_sandbox(backend: str = "local", docker: DockerConfig | None = None) -> Sandbox:
+    """This process's sandbox of `backend`; `docker` configures the docker backend
+    (its defaults if not given). Raises `SandboxUnavailable`."""
     from rlvr.sandboxes.base import SandboxUnavailable
 
+    if backend == "docker":
+        from rlvr.sandboxes.docker.client import get_docker_sandbox
+        from rlvr.sandboxes.docker.config import DockerConfig
+
+        return get_docker_sandbox(docker or DockerConfig())
     if backend != "local":
         raise SandboxUnavailable(f"sandbox backend {backend!r} is not available in this build")
     from rlvr.sandboxes.local.client import get_local_sandbox
@@ -71,8 +79,14 @@ def _probe() -> dict[str, Any]:
     return report
 
 
-def isolation_report(backend: str = "local") -> dict[str, Any]:
-    """What the sandbox achieves on this host; cached after the first call."""
+def isolation_report(backend: str = "local", docker: DockerConfig | None = None) -> dict[str, Any]:
+    """What the sandbox achieves on this host: the local backend's probe, cached after
+    the first call; for docker, whether its daemon and image are there (no pool)."""
+    if backend == "docker":
+        from rlvr.sandboxes.docker.client import probe
+        from rlvr.sandboxes.docker.config import DockerConfig
+
+        return probe(docker or DockerConfig())
     if backend != "local":
         return {"backend": backend, "isolation": "none", "error": f"backend {backend!r} not available"}
     return {"backend": "local", **_probe()}

@@ -145,7 +145,9 @@ class DockerSandbox:
         try:
             _exchange(attached, job, _request(spec, prepared, self.config), self.config)
         finally:
-            containers.discard(self.api, attached)
+            # A container that reported its job's exit is exiting itself (and then removed
+            # by the daemon); one cut off, or silent, is killed.
+            containers.release(self.api, attached, kill=job.exit is None or "lost" in job.exit)
         return _result(job)
 
     def run_many(self, specs: list[RunSpec]) -> list[RunResult]:

@@ -117,10 +117,19 @@ def create(api: Any, config: DockerConfig, owner: Owner) -> Attached:
 
 def discard(api: Any, attached: Attached) -> None:
     """Kill the container (AutoRemove then deletes it) and close our end."""
+    release(api, attached, kill=True)
+
+
+def release(api: Any, attached: Attached, *, kill: bool) -> None:
+    """Close our end of the container's stream, and kill it if asked."""
+    # Both: the socket's fd stays open while the SDK's file object over it is.
+    with contextlib.suppress(OSError):
+        attached.response.close()
     with contextlib.suppress(OSError):
         attached.sock.close()
-    with contextlib.suppress(sdk().errors.DockerException, OSError):
-        api.kill(attached.id)
+    if kill:
+        with contextlib.suppress(sdk().errors.DockerException, OSError):
+            api.kill(attached.id)
 
 
 def sweep(api: Any, owner: Owner, *, everything_of_ours: bool = False) -> int:
@@ -136,10 +145,17 @@ def sweep(api: Any, owner: Owner, *, everything_of_ours: bool = False) -> int:
         return 0
     for info in found:
         labels = info.get("Labels") or {}
-        if _leftover(labels, owner, everything_of_ours):
+        if not _leftover(labels, owner, everything_of_ours):
+            continue
+        try:
+            api.remove_container(info["Id"], force=True)
+        except errors.NotFound:
+            continue
+        except (errors.DockerException, OSError):
+            # Most likely already on its way out (exited, AutoRemove under way): see it go.
             with contextlib.suppress(errors.DockerException, OSError):
-                api.remove_container(info["Id"], force=True)
-                removed += 1
+                api.wait(info["Id"], timeout=JANITOR_TIMEOUT_S, condition="removed")
+        removed += 1
     return removed
 
 

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from rlvr.sandboxes import SandboxUnavailable, get_sandbox
+from rlvr.sandboxes.docker.config import DockerConfig
 from rlvr.service.dispatch.embedded import EmbeddedDispatcher
 from rlvr.service.work import Unit, UnitResult, canonical_json, prepared_key, unit_key
 from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
@@ -34,14 +35,12 @@ async def grade_one(config: BuiltinConfig, unit: Unit) -> UnitResult:
 
 
 def test_workers_use_the_sandbox_policy_they_were_given() -> None:
-    try:
-        get_sandbox("docker")
-    except SandboxUnavailable:
-        pass
-    else:
-        pytest.skip("the docker backend is available here, so it would not refuse")
+    # A docker backend whose image no daemon has: it refuses wherever the test runs.
+    policy = SandboxPolicy(backend="docker", docker=DockerConfig(image="rlvr-test-no-such-image:none"))
+    with pytest.raises(SandboxUnavailable):
+        get_sandbox(policy.backend, policy.docker)
     # Nothing in the environment names docker: only the config reaches the worker.
-    result = asyncio.run(grade_one(BuiltinConfig(SandboxPolicy(backend="docker")), code_unit()))
+    result = asyncio.run(grade_one(BuiltinConfig(policy), code_unit()))
     assert result.mask and "sandbox unavailable" in result.reason, result
 
 

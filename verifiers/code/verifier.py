@@ -94,7 +94,7 @@ class CodeVerifier:
 
     def availability(self) -> dict[str, Any]:
         try:
-            report = isolation_report(self.policy.backend)
+            report = isolation_report(self.policy.backend, self.policy.docker)
         except Exception as exc:
             report = {"isolation": "none", "error": str(exc)}
         return {
@@ -147,7 +147,7 @@ class CodeVerifier:
             return Outcome(0.0, Verdict.NO_ANSWER, "the response contains no code")
         spec = self._spec(prep, code, params)
         try:
-            result = get_sandbox(self.policy.backend).run(spec)
+            result = get_sandbox(self.policy.backend, self.policy.docker).run(spec)
         except SandboxUnavailable as exc:
             return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
         return grade(prep, params, result)
@@ -158,7 +158,7 @@ class CodeVerifier:
             name = {"cpp": "g++", "javascript": "node"}.get(prep.language, prep.language)
             return Outcome(0.0, Verdict.ERROR, f"toolchain for {prep.language} ({name}) is not installed", mask=True)
         try:
-            level = get_sandbox(self.policy.backend).isolation().get("isolation", "none")
+            level = get_sandbox(self.policy.backend, self.policy.docker).isolation().get("isolation", "none")
         except SandboxUnavailable as exc:
             return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
         if not self._accepts_isolation(str(level)):

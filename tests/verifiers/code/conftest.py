@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -8,15 +9,21 @@ from pydantic import TypeAdapter
 from rlvr.sandboxes.local.client import get_local_sandbox
 from rlvr.verifiers.base import GradeInput, Outcome
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
+from rlvr.verifiers.config import SandboxPolicy
+from tests.sandboxes.docker.images import sandbox_config
 from tests.services import require
 
 _GT: TypeAdapter[Any] = TypeAdapter(GroundTruth)
 _VERIFIER = CodeVerifier()
+# The verifier `grade` uses by default: the local backend's, or the one `code_backend`
+# set up for the test that runs (tests that use it run once per sandbox backend).
+_DEFAULT: dict[str, CodeVerifier] = {"verifier": _VERIFIER}
 
 
 def grade(
-    response: str, ground_truth: dict[str, Any], *, verifier: CodeVerifier = _VERIFIER, **params: Any
+    response: str, ground_truth: dict[str, Any], *, verifier: CodeVerifier | None = None, **params: Any
 ) -> Outcome:
+    verifier = verifier or _DEFAULT["verifier"]
     p = CodeParams(**params)
     prepared = verifier.prepare(p, _GT.validate_python(ground_truth))
     return verifier.verify(GradeInput("", response), p, prepared)
@@ -27,3 +34,20 @@ def isolated() -> None:
     level = get_local_sandbox().isolation()["isolation"]
     if level not in ("namespaces", "full"):
         require(False, f"namespace isolation (here only {level!r}; run as root)")
+
+
+@pytest.fixture(scope="session", params=["local", "docker"])
+def code_backend(request: pytest.FixtureRequest) -> CodeVerifier:
+    """The code verifier on each sandbox backend: the same test bodies run on both."""
+    if request.param == "local":
+        request.getfixturevalue("isolated")
+        return _VERIFIER
+    return CodeVerifier(SandboxPolicy(backend="docker", docker=sandbox_config()))
+
+
+@pytest.fixture(autouse=True)
+def _grade_on_backend(request: pytest.FixtureRequest) -> Iterator[None]:
+    uses = "code_backend" in request.fixturenames
+    _DEFAULT["verifier"] = request.getfixturevalue("code_backend") if uses else _VERIFIER
+    yield
+    _DEFAULT["verifier"] = _VERIFIER

@@ -11,6 +11,7 @@ from tests.verifiers.code.conftest import grade
 from tests.verifiers.code.humaneval_data import canonical, ground_truth, load_problems, mutated
 
 PROBLEMS = load_problems()
+pytestmark = pytest.mark.usefixtures("code_backend")  # once per sandbox backend
 
 
 def test_all_problems_present() -> None:

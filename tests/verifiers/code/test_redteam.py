@@ -19,7 +19,8 @@ from rlvr.sandboxes.local.isolate import UID_BASE
 from tests.services import in_ci
 from tests.verifiers.code.conftest import grade
 
-pytestmark = pytest.mark.usefixtures("isolated")
+# Once per sandbox backend (local: with namespace isolation; docker).
+pytestmark = pytest.mark.usefixtures("code_backend")
 
 ASSERT1 = {"tests": ["assert f() == 1"]}
 ASSERT_SPLIT = {"tests": ["assert f() == 1", "assert f() == 1 and True"]}
