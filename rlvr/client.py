@@ -171,12 +171,24 @@ class AsyncRewardClient:
             extra["advantage"] = advantage
         chunks = chunk_indices(items, self.chunk_size)
         gate = asyncio.Semaphore(self.concurrency)
+        failed = asyncio.Event()
 
         async def send(chunk: list[int]) -> dict[str, Any]:
             async with gate:
-                return await self._post("/v1/grade", {"items": [items[i] for i in chunk], **extra}, len(chunk))
+                if failed.is_set():  # a chunk failed, so the call does: send no more
+                    raise asyncio.CancelledError
+                try:
+                    return await self._post("/v1/grade", {"items": [items[i] for i in chunk], **extra}, len(chunk))
+                except BaseException:
+                    failed.set()
+                    raise
 
-        answers = await asyncio.gather(*(send(c) for c in chunks))
+        tasks = [asyncio.ensure_future(send(c)) for c in chunks]
+        try:
+            answers = await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:  # on failure or cancellation, the chunks in flight are moot
+                task.cancel()
         results: list[GradeResult | None] = [None] * len(items)
         for chunk, answer in zip(chunks, answers, strict=True):
             for i, data in zip(chunk, answer["results"], strict=True):

@@ -169,3 +169,12 @@ def test_group_statistics_survive_chunking(live_server: str) -> None:
     assert set(out.stats["groups"]) == {"a", "b", "c"}
     assert out.stats["groups"]["a"]["n"] == 3 and out.stats["groups"]["b"]["zero_std"] is True
     assert out.stats["items"] == len(responses)
+
+
+def test_a_chunk_that_fails_fails_the_call(flaky: Callable[[list[str]], FlakyServer]) -> None:
+    server = flaky(["ok", "422"])
+    items = [{"response": str(i), "verifier": "format"} for i in range(6)]
+    with RewardClient(server.url, chunk_size=2, concurrency=1) as client, pytest.raises(RewardServiceError) as err:
+        client.grade(items)
+    assert err.value.status == 422
+    assert server.attempts == 2  # the third chunk was not sent
