@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import builtins
 import io
+import linecache
 import os
 import sys
 import time
@@ -114,6 +115,8 @@ def _python(code: str) -> Callable[[], None]:
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
         sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8")
         sys.argv = ["main.py"]
+        # Tracebacks quote the program's lines, as they would from the file.
+        linecache.cache["main.py"] = (len(code), None, code.splitlines(True), "main.py")
         status = 0
         try:
             program = compile(code, "main.py", "exec", dont_inherit=True)
@@ -122,8 +125,10 @@ def _python(code: str) -> Callable[[], None]:
             status = _exit_status(exc)
         except MemoryError:
             status = core.EXIT_MEMORY
-        except BaseException:
-            traceback.print_exc()
+        except BaseException as exc:
+            # Without this frame, the traceback reads as `python main.py` would print it.
+            frames = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+            traceback.print_exception(type(exc), exc, frames)
             status = 1
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -67,6 +67,18 @@ def test_python_exit_codes_and_stderr(http: httpx.Client, code: str, return_code
     assert body["status"] == ("Success" if return_code == 0 else "Failed")
 
 
+def test_traceback_reads_as_from_python_main_py(http: httpx.Client) -> None:
+    stderr = run(http, code="def f():\n    raise ValueError(1)\nf()", language="python")["run_result"]["stderr"]
+    assert stderr.splitlines() == [
+        "Traceback (most recent call last):",
+        '  File "main.py", line 3, in <module>',
+        "    f()",
+        '  File "main.py", line 2, in f',
+        "    raise ValueError(1)",
+        "ValueError: 1",
+    ]
+
+
 def test_time_limit(http: httpx.Client) -> None:
     body = run(http, code="while True: pass", language="python", run_timeout=1)
     assert body["status"] == "Failed"
