@@ -32,6 +32,8 @@ from rlvr.sandboxes.runner import core, python
 JOB_LIMITS = ("cpu_s", "memory_mb", "fsize_mb", "nofile")
 EXIT_GRACE_S = 2.0
 REFILL_BACKOFF_S = 1.0
+# Containers made at once: most of a start is the daemon's and the runtime's waiting.
+REFILL_THREADS = 3
 MAX_DIAGNOSTIC_BYTES = 2000
 
 
@@ -59,52 +61,62 @@ class Pool:
     def __init__(self, api: Any, config: DockerConfig, owner: containers.Owner) -> None:
         self.api, self.config, self.owner = api, config, owner
         self._ready: deque[containers.Attached] = deque()
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
+        self._making = 0
+        self._changed = threading.Condition()
         self._closed = False
         self.error: str | None = None
-        self._thread: threading.Thread | None = None
-        if config.pool_size > 0:
-            self._thread = threading.Thread(target=self._refill, name="rlvr-docker-pool", daemon=True)
-            self._thread.start()
+        self._threads = [
+            threading.Thread(target=self._refill, name="rlvr-docker-pool", daemon=True)
+            for _ in range(min(REFILL_THREADS, config.pool_size))
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def take(self) -> containers.Attached:
-        with self._lock:
+        with self._changed:
             attached = self._ready.popleft() if self._ready else None
-        self._wake.set()
+            self._changed.notify_all()
         return attached if attached is not None else containers.create(self.api, self.config, self.owner)
 
     def ready(self) -> int:
         return len(self._ready)
 
     def _refill(self) -> None:
-        while not self._closed:
-            if len(self._ready) >= self.config.pool_size:
-                self._wake.wait()
-                self._wake.clear()
-                continue
-            try:
-                attached = containers.create(self.api, self.config, self.owner)
-                self.error = None
-            except SandboxUnavailable as exc:
-                self.error = str(exc)
-                time.sleep(REFILL_BACKOFF_S)  # the daemon is down or the image missing: retry later
-                continue
-            with self._lock:
+        while True:
+            with self._changed:
+                while not self._closed and len(self._ready) + self._making >= self.config.pool_size:
+                    self._changed.wait()
                 if self._closed:
-                    containers.discard(self.api, attached)
                     return
-                self._ready.append(attached)
+                self._making += 1
+            attached = self._make()
+            with self._changed:
+                self._making -= 1
+                if attached is not None and not self._closed:
+                    self._ready.append(attached)
+                    attached = None
+            if attached is not None:
+                containers.discard(self.api, attached)  # made while the pool closed
+
+    def _make(self) -> containers.Attached | None:
+        try:
+            attached = containers.create(self.api, self.config, self.owner)
+        except SandboxUnavailable as exc:
+            self.error = str(exc)
+            time.sleep(REFILL_BACKOFF_S)  # the daemon is down or the image missing: retry later
+            return None
+        self.error = None
+        return attached
 
     def close(self) -> None:
-        with self._lock:
+        with self._changed:
             self._closed = True
             ready, self._ready = list(self._ready), deque()
-        self._wake.set()
+            self._changed.notify_all()
         for attached in ready:
             containers.discard(self.api, attached)
-        if self._thread is not None:
-            self._thread.join(timeout=self.config.start_timeout_s)
+        for thread in self._threads:
+            thread.join(timeout=self.config.start_timeout_s)
 
 
 class DockerSandbox:
