@@ -1,8 +1,10 @@
 """Params and ground truth of the `ifeval` verifier.
 
-The ground truth is IFEval's (and open-instruct's IFEval-style RLVR data's)
-`{"instruction_id_list": [...], "kwargs": [{...}, ...]}`, as an object or as the JSON
-string datasets store it in. Each instruction's kwargs are checked against a model of
+The ground truth is IFEval's `{"instruction_id_list": [...], "kwargs": [{...}, ...]}`,
+as an object or as the JSON string datasets store it in. open-instruct's RLVR rows
+(Tülu 3) are read too: there the object is wrapped in a one-element list, written as a
+Python literal, names the list `instruction_id`, and may give `None` for an
+instruction without kwargs. Each instruction's kwargs are checked against a model of
 their own, so an unknown id, a missing or misspelt kwarg, or a wrong type is a 4xx that
 names `kwargs[i].field` before anything is graded. IFEval's own checker fills a missing
 kwarg with a random value; a verifier must not, so every kwarg an instruction reads is
@@ -12,6 +14,7 @@ kwarg name of every instruction, unused ones as `null`.
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Annotated, Any, Literal
 
@@ -23,6 +26,7 @@ MAX_INSTRUCTIONS = 32
 MAX_LIST_ITEMS = 64
 MAX_KWARG_CHARS = 10_000
 MAX_COUNT = 1_000_000
+MAX_GROUND_TRUTH_CHARS = 1_000_000
 
 Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT)]
 Phrase = Annotated[str, Field(min_length=1, max_length=MAX_KWARG_CHARS, pattern=r"\S")]
@@ -207,6 +211,24 @@ _EXAMPLE: dict[str, Any] = {
 }
 
 
+def _parse_string(data: Any) -> Any:
+    """A ground truth stored as text: JSON, else a Python literal (open-instruct)."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="replace")
+    if not isinstance(data, str):
+        return data
+    if len(data) > MAX_GROUND_TRUTH_CHARS:
+        raise ValueError(f"ground truth longer than {MAX_GROUND_TRUTH_CHARS} characters")
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return ast.literal_eval(data)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise ValueError(f"ground truth is a string but neither JSON nor a Python literal: {exc}") from exc
+
+
 def _error_lines(index: int, exc: ValidationError) -> list[str]:
     lines = []
     for err in exc.errors():
@@ -231,13 +253,14 @@ class IFEvalGroundTruth(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _from_json_string(cls, data: Any) -> Any:
-        # open-instruct's RLVR rows carry the ground truth as a JSON string.
-        if isinstance(data, str | bytes):
-            try:
-                return json.loads(data)
-            except ValueError as exc:
-                raise ValueError(f"ground truth is a string but not JSON: {exc}") from exc
+    def _from_dataset_forms(cls, data: Any) -> Any:
+        data = _parse_string(data)
+        if isinstance(data, list) and len(data) == 1:  # open-instruct: `[{...}]`
+            data = _parse_string(data[0])
+        if isinstance(data, dict) and "instruction_id" in data and "instruction_id_list" not in data:
+            data = {("instruction_id_list" if k == "instruction_id" else k): v for k, v in data.items()}
+        if isinstance(data, dict) and isinstance(data.get("kwargs"), list):
+            data = {**data, "kwargs": [{} if kw is None else kw for kw in data["kwargs"]]}
         return data
 
     @model_validator(mode="after")

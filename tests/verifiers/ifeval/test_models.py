@@ -51,6 +51,17 @@ def test_json_string_ground_truth_as_open_instruct_stores_it() -> None:
     assert ADAPTER.validate_python(json.dumps(data)).instruction_id_list == ["length_constraints:number_words"]
 
 
+def test_open_instruct_rlvr_form() -> None:
+    # Tülu 3's RLVR rows: a Python literal of a one-element list, `instruction_id`, `None` kwargs.
+    label = (
+        "[{'instruction_id': ['punctuation:no_comma', 'startend:end_checker'],"
+        " 'kwargs': [None, {'end_phrase': 'Bye.'}]}]"
+    )
+    gt = ADAPTER.validate_python(label)
+    assert [iid for iid, _ in gt.instructions] == ["punctuation:no_comma", "startend:end_checker"]
+    assert ADAPTER.validate_python([json.dumps({"instruction_id": ["startend:quotation"], "kwargs": [{}]})])
+
+
 def test_null_kwargs_of_the_hugging_face_copy_are_ignored() -> None:
     kwargs = {"num_words": None, "relation": None, "keyword": None, "num_highlights": 3}
     gt = ADAPTER.validate_python(_gt(["detectable_format:number_highlighted_sections"], [kwargs]))
@@ -80,7 +91,9 @@ def test_null_kwargs_of_the_hugging_face_copy_are_ignored() -> None:
         (_gt([], []), "instruction_id_list"),
         ({"instruction_id_list": ["punctuation:no_comma"]}, "kwargs"),
         ({"func_name": "validate_lowercase"}, "func_name"),
-        ("{not json", "not JSON"),
+        ("{not json", "neither JSON nor a Python literal"),
+        ("__import__('os')", "neither JSON nor a Python literal"),
+        ("[" * 1000 + "]" * 1000, "neither JSON nor a Python literal"),
     ],
 )  # fmt: skip
 def test_bad_ground_truth_names_the_field(data: Any, named: str) -> None:
