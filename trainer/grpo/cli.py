@@ -1,0 +1,79 @@
+"""`rlvr train`: the GRPO trainer's command line (`rlvr.service.cli` hands it the
+arguments after `train`, so that `rlvr serve` never imports torch)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+
+from rlvr.trainer.grpo.config import TrainConfig, add_flags, config_from
+
+SERVE_START_TIMEOUT_S = 120.0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rlvr train",
+        description="Train a policy with GRPO, asking rlvr for rewards on every step. "
+        "Settings come from --config (YAML or TOML); every key is also a flag, which wins.",
+    )
+    add_flags(parser)
+    return parser
+
+
+@contextmanager
+def local_service(timeout_s: float = SERVE_START_TIMEOUT_S) -> Iterator[str]:
+    """A real `rlvr serve` (embedded defaults) on a free port, for the run's lifetime."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, "-m", "rlvr", "serve", "--host", "127.0.0.1", "--port", str(port)])
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise SystemExit(f"rlvr train: the local service exited with {proc.returncode}")
+            try:
+                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit(f"rlvr train: the local service was not ready after {timeout_s}s")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run(cfg: TrainConfig) -> dict[str, object]:
+    from rlvr.trainer.grpo.run import train
+
+    if not cfg.serve:
+        return train(cfg)
+    if cfg.url is not None:
+        raise SystemExit("rlvr train: --serve starts its own service; do not also give --url")
+    with local_service() as url:
+        return train(cfg.model_copy(update={"url": url}))
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = config_from(build_parser().parse_args(argv))
+    summary = run(cfg)
+    json.dump(summary, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0

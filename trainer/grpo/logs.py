@@ -1,0 +1,55 @@
+"""The run's records: one JSON line per step, and the curves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+LOG_FILE = "log.jsonl"
+CURVES_FILE = "curves.png"
+CURVES = (
+    ("reward_mean", "mean reward"),
+    ("accuracy", "held-out accuracy (greedy)"),
+    ("length_mean", "mean response length (tokens)"),
+    ("zero_std_fraction", "zero-std group fraction"),
+)
+
+
+class StepLog:
+    """log.jsonl in `out_dir`. Opened for a resumed run, it drops the lines of steps after
+    the checkpoint (they will be redone)."""
+
+    def __init__(self, out_dir: Path, keep_steps: int) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.path = out_dir / LOG_FILE
+        lines = self.path.read_text().splitlines() if self.path.exists() else []
+        kept = [line for line in lines if json.loads(line)["step"] <= keep_steps]
+        self.path.write_text("".join(line + "\n" for line in kept))
+
+    def write(self, record: dict[str, Any]) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def records(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.path.read_text().splitlines()]
+
+
+def plot_curves(records: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display here
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    for ax, (key, title) in zip(axes.flat, CURVES, strict=True):
+        points = [(r["step"], r[key]) for r in records if r.get(key) is not None]
+        if points:
+            xs, ys = zip(*points, strict=True)
+            ax.plot(xs, ys, marker="o" if key == "accuracy" else None, markersize=3)
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
