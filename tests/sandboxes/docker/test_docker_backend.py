@@ -219,3 +219,27 @@ def test_a_killed_worker_leaves_no_container_once_the_janitor_ran(docker_config:
     finally:
         janitor.close()
     assert api.containers(all=True, filters={"label": [f"{containers.LABEL_OWNER}={janitor.owner.token}"]}) == []
+
+
+def test_a_split_jobs_program_cannot_touch_its_test_half(docker_config: DockerConfig) -> None:
+    # One uid for both halves in a container: the guard filter is what keeps the test
+    # half alive. Had any of these reached it before it took the job, the item would be
+    # masked; after, it would fail. Refused, the right program passes.
+    program = (
+        "import os, resource, signal\n"
+        "parent = os.getppid()\n"
+        "for target in (parent, -parent, 0, -1):\n"
+        "    try:\n"
+        "        os.kill(target, signal.SIGKILL)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "try:\n"
+        "    resource.prlimit(parent, resource.RLIMIT_CPU, (0, 0))\n"
+        "except OSError:\n"
+        "    pass\n"
+        "def f(x):\n"
+        "    return 2 * x\n"
+    )
+    check = {"test": "def check(candidate):\n    assert candidate(2) == 4\n", "entry_point": "f"}
+    out = grade(docker_config, program, check)
+    assert out.score == 1.0 and not out.mask, out
