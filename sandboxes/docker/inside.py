@@ -14,7 +14,9 @@ program half may not signal it, change its limits or open a pidfd on it.
 
 from __future__ import annotations
 
+import ctypes
 import errno
+import json
 import os
 import resource
 import select
@@ -100,8 +102,7 @@ def _filters() -> None:
 
 
 def _install(code: bytes) -> None:
-    import ctypes
-
+    """Install one more seccomp filter (struct sock_fprog: length, padding, pointer)."""
     buf = ctypes.create_string_buffer(code, len(code))
     prog = struct.pack("=HxxxxxxQ", len(code) // 8, ctypes.addressof(buf))
     holder = ctypes.create_string_buffer(prog, len(prog))
@@ -228,8 +229,6 @@ def main() -> int:
         exit_["code"] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
         exit_["signal"] = os.WTERMSIG(status)
-    import json
-
     relay.send(protocol.EXIT, json.dumps(exit_).encode())
     return 0
 
