@@ -148,7 +148,7 @@ def _check_installed(venv: Path, url: str | None) -> dict[str, str]:
                 # Runs in the sandbox's zygote, which starts `python -S` and must find rlvr.
                 code = client.rewards([{CODE!r}], verifier="code", ground_truths=[{ADD_TESTS!r}])
             result["rewards"] = out.values + math.values + code.values
-            result["reasons"] = [r["reason"] for r in out.results + math.results + code.results]
+            result["reasons"] = [r.reason for r in out.results + math.results + code.results]
         print(json.dumps(result))
     """)
     done = subprocess.run([str(venv), "-c", script], capture_output=True, text=True, cwd="/")
