@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rlvr.service.cache import VerdictCache
+from rlvr.service.coalesce import Coalescer
 from rlvr.service.dispatch import Dispatcher
 from rlvr.service.errors import BadRequest, Overloaded
 from rlvr.service.groups import apply_group_stats
@@ -212,6 +213,7 @@ class Grader:
         self.cache = cache
         self.metrics = metrics
         self.in_flight_units = 0
+        self._coalescer = Coalescer(dispatcher)
         self._in_flight: dict[str, asyncio.Future[UnitResult]] = {}
         # Planning a large request is CPU work: it runs in threads, a few at a time, so
         # that the event loop (health checks included) keeps answering meanwhile.
@@ -355,7 +357,7 @@ class Grader:
                 fut.set_result(results.get(unit.key, infrastructure_failure("dispatch did not complete")))
 
     async def _dispatch(self, units: list[Unit], results: dict[str, UnitResult]) -> None:
-        fresh = await self.dispatcher.run(units)
+        fresh = await self._coalescer.run(units)
         for unit, res in zip(units, fresh, strict=True):
             results[unit.key] = res
             self.metrics.items.labels(unit.verifier, res.verdict).inc()
