@@ -69,11 +69,23 @@ def run_step(step: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
         return {"name": step["name"], "status": "unavailable", "code": None, "out": f"cannot run the tool: {exc}"}
 
 
+def _resolve(argv: list[str], env: dict[str, str]) -> list[str]:
+    """A tool named without a path is looked up here, on the sandbox's PATH (a backend
+    may hold its toolchains elsewhere than the host); `python` is this interpreter."""
+    if os.path.isabs(argv[0]):
+        return argv
+    found = sys.executable if argv[0] == "python" else shutil.which(argv[0], path=env["PATH"])
+    if not found:
+        raise FileNotFoundError(f"{argv[0]} is not installed in the sandbox")
+    return [found, *argv[1:]]
+
+
 def _run(step: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     fsize = int(step["fsize_bytes"])
+    argv = _resolve(step["argv"], env)
     with open(OUTPUT_FILE, "w") as out:
         proc = subprocess.Popen(
-            step["argv"],
+            argv,
             cwd=step["cwd"],
             env=env,
             stdin=subprocess.DEVNULL,

@@ -95,7 +95,7 @@ class ToolSandbox:
     def refusal(self) -> Outcome | None:
         """The masked outcome when this host's sandbox may not run tools; else None."""
         try:
-            level = str(get_sandbox(self.policy.backend).isolation().get("isolation", "none"))
+            level = str(get_sandbox(self.policy.backend, self.policy.docker).isolation().get("isolation", "none"))
         except SandboxUnavailable as exc:
             return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
         if self.accepts(level):
@@ -135,7 +135,7 @@ class ToolSandbox:
             max_output_bytes=2 * MAX_REPORT_BYTES,
         )
         try:
-            result = get_sandbox(self.policy.backend).run(RunSpec(job, limits))
+            result = get_sandbox(self.policy.backend, self.policy.docker).run(RunSpec(job, limits))
         except SandboxUnavailable as exc:
             return ToolRun(stopped=Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True))
         return read_report(result)

@@ -47,7 +47,13 @@ ERROR_MARKS = ("error:", "error[", "Error:")
 ToolPaths = dict[LanguageName, str | None]
 
 
+# What each language's steps run, found on the sandbox's PATH by the driver; `python`
+# is the sandbox's own interpreter.
+TOOLS: dict[LanguageName, str] = {"python": "python", "c": "gcc", "cpp": "g++", "javascript": "node", "rust": "rustc"}
+
+
 def toolchains() -> ToolPaths:
+    """Where this host has each toolchain (None: not installed)."""
     return {
         "python": sys.executable,
         "c": which("gcc"),
@@ -131,8 +137,7 @@ class CompileVerifier:
         return {"languages": {lang: path is not None for lang, path in toolchains().items()}}
 
     def verify(self, item: GradeInput, params: CompileParams, ground_truth: None) -> Outcome:
-        tool = toolchains()[params.language]
-        if tool is None:
+        if toolchains()[params.language] is None:
             return Outcome(0.0, Verdict.ERROR, f"the {params.language} toolchain is not installed", mask=True)
         program = extract_program(item.response, params.language)
         if not program.strip():
@@ -140,7 +145,7 @@ class CompileVerifier:
         if len(program) > MAX_PROGRAM_CHARS:
             return Outcome(0.0, Verdict.INCORRECT, f"the program is longer than {MAX_PROGRAM_CHARS} characters")
         source = f"{ROOT}/{SOURCE[params.language]}"
-        argv = COMMANDS[params.language](tool, params.language, params.flags, source)
+        argv = COMMANDS[params.language](TOOLS[params.language], params.language, params.flags, source)
         step = Step("compile", argv, ROOT, params.timeout_s, OUTPUT_FILE_MB, {source: program}, (ROOT,))
         run = ToolSandbox(self.policy, params.memory_mb).run([step])
         if run.stopped is not None:

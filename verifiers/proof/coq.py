@@ -98,9 +98,9 @@ def response_file(job: CoqJob, script: str) -> tuple[str, int]:
     return prefix + script + "\n", prefix.count("\n")
 
 
-def steps(job: CoqJob, script: str, params: ProofParams, tool: str) -> tuple[list[Step], int]:
+def steps(job: CoqJob, script: str, params: ProofParams) -> tuple[list[Step], int]:
     """The coqc runs, in order, and the line offset of the response in Response.v.
-    The first run starts from an empty folder."""
+    The first run starts from an empty folder; coqc is found on the sandbox's PATH."""
     response, offset = response_file(job, script)
     files = [("statement", "Stmt", job.statement_file, STATEMENT_TIMEOUT_S)]
     if job.preamble is not None:
@@ -109,7 +109,7 @@ def steps(job: CoqJob, script: str, params: ProofParams, tool: str) -> tuple[lis
     plan = []
     for index, (name, module, text, timeout_s) in enumerate(files):
         path = f"{ROOT}/{module}.v"
-        argv = [tool, "-q", "-Q", ROOT, LIBRARY, path]
+        argv = ["coqc", "-q", "-Q", ROOT, LIBRARY, path]
         plan.append(Step(name, argv, ROOT, timeout_s, files={path: text}, clear=() if index else (ROOT,)))
     return plan, offset
 

@@ -53,8 +53,7 @@ class ProofVerifier:
 
     def verify(self, item: GradeInput, params: ProofParams, ground_truth: Any) -> Outcome:
         job = ground_truth if isinstance(ground_truth, coq.CoqJob) else self.prepare(params, ground_truth)
-        tool = coq.coqc()
-        if tool is None:
+        if coq.coqc() is None:
             return Outcome(0.0, Verdict.ERROR, "the coq toolchain (coqc) is not installed", mask=True)
         script = extract_script(item.response, params.language)
         if not script.strip():
@@ -64,6 +63,6 @@ class ProofVerifier:
         refused = coq.refusal(script)
         if refused is not None:
             return refused
-        plan, offset = coq.steps(job, script, params, tool)
+        plan, offset = coq.steps(job, script, params)
         run = ToolSandbox(self.policy, params.memory_mb).run(plan)
         return coq.grade(run, offset)

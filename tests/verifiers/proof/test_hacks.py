@@ -67,9 +67,7 @@ def unfiltered(script: str) -> Outcome:
     """Grade `script` without the forbidden-command filter."""
     params = ProofParams()
     job = coq.prepare(ProofGroundTruth(**ADD_COMM))
-    tool = coq.coqc()
-    assert tool is not None
-    plan, offset = coq.steps(job, script, params, tool)
+    plan, offset = coq.steps(job, script, params)
     return coq.grade(ToolSandbox(SandboxPolicy(), params.memory_mb).run(plan), offset)
 
 

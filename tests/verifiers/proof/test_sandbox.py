@@ -37,7 +37,7 @@ class _Sandbox:
 
 
 def _install(monkeypatch: pytest.MonkeyPatch, sandbox: _Sandbox) -> None:
-    monkeypatch.setattr(steps, "get_sandbox", lambda backend="local": sandbox)
+    monkeypatch.setattr(steps, "get_sandbox", lambda backend="local", docker=None: sandbox)
 
 
 @pytest.mark.parametrize(
@@ -60,8 +60,9 @@ def test_isolation_below_the_policy_masks(monkeypatch: pytest.MonkeyPatch) -> No
     assert (out.verdict, out.mask) == ("error", True) and "rlimits" in out.reason
 
 
-def test_tool_that_cannot_start_masks() -> None:
-    run = steps.ToolSandbox(SandboxPolicy(), 1024).run([steps.Step("s", ["/nonexistent/coqc"], "/tmp", 5)])
+@pytest.mark.parametrize("tool", ["/nonexistent/coqc", "no-such-tool"])
+def test_tool_that_cannot_start_masks(tool: str) -> None:
+    run = steps.ToolSandbox(SandboxPolicy(), 1024).run([steps.Step("s", [tool], "/tmp", 5)])
     assert run.stopped is not None and run.stopped.mask and "cannot run the tool" in run.stopped.reason
 
 
