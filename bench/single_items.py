@@ -49,14 +49,14 @@ class Connection:
         self.port = port
         self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
-    async def post(self, path: str, body: dict[str, Any], keep_alive: bool = True) -> bytes:
+    async def post(self, path: str, body: dict[str, Any] | None, keep_alive: bool = True) -> bytes:
+        """POST `body` (GET without one); the answer's body, which must come with 200."""
         if self.streams is None:
             self.streams = await asyncio.open_connection("127.0.0.1", self.port)
         reader, writer = self.streams
-        data = json.dumps(body).encode()
-        head = (
-            f"POST {path} HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n"
-        )
+        data = b"" if body is None else json.dumps(body).encode()
+        head = f"{'GET' if body is None else 'POST'} {path} HTTP/1.1\r\nhost: bench\r\n"
+        head += f"content-type: application/json\r\ncontent-length: {len(data)}\r\n"
         writer.write(head.encode() + (b"" if keep_alive else b"connection: close\r\n") + b"\r\n" + data)
         status_line = await reader.readline()
         length = 0
