@@ -58,15 +58,30 @@ def _tail(path: str, keep: int) -> str:
     return text if size <= keep else "[...]\n" + text
 
 
+def _failure(step: dict[str, Any], status: str, message: str) -> dict[str, Any]:
+    return {"name": step["name"], "status": status, "code": None, "out": message}
+
+
 def run_step(step: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """Run one step. A tool that cannot be found or started is `unavailable` (the
+    host's fault); files that cannot be written are an `error` (what earlier steps
+    left in /tmp, from the input)."""
+    try:
+        argv = _resolve(step["argv"], env)
+    except OSError as exc:
+        return _failure(step, "unavailable", f"cannot run the tool: {exc}")
     try:
         _prepare(step)
-    except OSError as exc:  # /tmp full: what the earlier steps wrote
-        return {"name": step["name"], "status": "error", "code": None, "out": f"cannot write the step's files: {exc}"}
-    try:
-        return _run(step, env)
-    except OSError as exc:  # the tool cannot be started: the host's fault, not the input's
-        return {"name": step["name"], "status": "unavailable", "code": None, "out": f"cannot run the tool: {exc}"}
+        out = open(OUTPUT_FILE, "w")
+    except OSError as exc:
+        return _failure(step, "error", f"cannot write the step's files: {exc}")
+    with out:
+        try:
+            proc = _start(argv, step, env, out)
+        except OSError as exc:
+            return _failure(step, "unavailable", f"cannot run the tool: {exc}")
+        code, status = _wait(proc, float(step["timeout_s"]))
+    return {"name": step["name"], "status": status, "code": code, "out": _tail(OUTPUT_FILE, int(step["keep_output"]))}
 
 
 def _resolve(argv: list[str], env: dict[str, str]) -> list[str]:
@@ -80,34 +95,36 @@ def _resolve(argv: list[str], env: dict[str, str]) -> list[str]:
     return [found, *argv[1:]]
 
 
-def _run(step: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+def _start(argv: list[str], step: dict[str, Any], env: dict[str, str], out: Any) -> subprocess.Popen[bytes]:
     fsize = int(step["fsize_bytes"])
-    argv = _resolve(step["argv"], env)
-    with open(OUTPUT_FILE, "w") as out:
-        proc = subprocess.Popen(
-            argv,
-            cwd=step["cwd"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=lambda: _limit_file_size(fsize),
-        )
-        try:
-            code = proc.wait(timeout=float(step["timeout_s"]))
-            status = _status(code)
-        except subprocess.TimeoutExpired:
-            code, status = None, "timeout"
-        # The whole group: a compiler driver's children (cc1plus, as) outlive it otherwise.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if code is None:
-            proc.wait()
-    output = _tail(OUTPUT_FILE, int(step["keep_output"]))
-    return {"name": step["name"], "status": status, "code": code, "out": output}
+    return subprocess.Popen(
+        argv,
+        cwd=step["cwd"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=lambda: _limit_file_size(fsize),
+    )
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, str]:
+    """The exit code and status; at the timeout the whole process group is killed."""
+    code: int | None
+    try:
+        code = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        code = None
+    # The whole group: a compiler driver's children (cc1plus, as) outlive it otherwise.
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if code is None:
+        proc.wait()
+        return None, "timeout"
+    return code, _status(code)
 
 
 def main() -> None:
