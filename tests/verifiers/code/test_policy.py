@@ -26,7 +26,7 @@ class _WeakSandbox:
 
 
 def test_below_min_isolation_refuses_with_mask(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(code_verifier, "get_sandbox", lambda backend="local": _WeakSandbox())
+    monkeypatch.setattr(code_verifier, "get_sandbox", lambda backend="local", docker=None: _WeakSandbox())
     strict = code_verifier.CodeVerifier(SandboxPolicy(min_isolation="namespaces"))
     out = grade(PROGRAM, GT, verifier=strict)
     assert out.verdict == "error" and out.mask and "rlimits" in out.reason
@@ -52,6 +52,6 @@ def test_sandbox_failure_masks(monkeypatch: pytest.MonkeyPatch) -> None:
         def run(self, spec: Any) -> RunResult:
             return RunResult(Status.CRASHED, infra_error="sandbox zygote died")
 
-    monkeypatch.setattr(code_verifier, "get_sandbox", lambda backend="local": Broken())
+    monkeypatch.setattr(code_verifier, "get_sandbox", lambda backend="local", docker=None: Broken())
     out = grade(PROGRAM, GT)
     assert out.verdict == "error" and out.mask and "zygote died" in out.reason
