@@ -261,10 +261,11 @@ class LocalSandbox:
                 self._zygote_died(active)
                 return
             if data[:1] == control.EXIT_TAG:
-                for job_id, code, sig, cpu_s in control.parse_exits(data):
+                for job_id, code, sig, cpu_s, oom in control.parse_exits(data):
                     job = active.get(job_id)
                     if job is not None:
                         job.exit = {"code": code if code >= 0 else None, "signal": sig or None, "cpu_s": cpu_s}
+                        job.exit["oom"] = oom
                         job.exited_at = time.monotonic()
             elif data[:1] == control.ERROR_TAG and len(data) >= control.ERROR.size:
                 job_id, message = control.parse_error(data)
@@ -393,6 +394,10 @@ def _outcome(job: _JobState, result: RunResult, accepted: bool) -> tuple[Status,
     if not accepted:
         how = f"exit code {result.exit_code}, signal {result.signal}, {job.killed or 'not killed'}"
         return Status.CRASHED, f"the sandbox runner did not take the job ({how})"
+    if (job.exit or {}).get("oom"):
+        # The kernel killed a process of the job for the job's memory limit (what the
+        # job's processes and files used together): the program's doing, never masked.
+        return Status.MEMORY, None
     if job.killed is not None:
         return job.killed, None
     if result.exit_code == core.EXIT_MEMORY:

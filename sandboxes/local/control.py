@@ -34,7 +34,9 @@ KILL = struct.Struct("=cQ")  # tag, job id
 JOB_FDS = 3
 # zygote -> client
 EXIT_TAG, ERROR_TAG, HELLO_TAG = b"X", b"E", b"H"
-EXIT = struct.Struct("=cQiid")  # tag, job id, exit code (-1: none), signal (0: none), cpu_s
+# tag, job id, exit code (-1: none), signal (0: none), cpu_s, and whether the kernel killed
+# a process of the job for the job's memory limit (its cgroup's OOM kill).
+EXIT = struct.Struct("=cQiid?")
 ERROR = struct.Struct("=cQ")  # tag, job id, then the message in UTF-8
 # HELLO: the tag, then JSON: pid and capabilities.
 MAX_ERROR_BYTES = 4000
@@ -54,15 +56,15 @@ def kill(job_id: int) -> bytes:
     return KILL.pack(KILL_TAG, job_id)
 
 
-def exited(job_id: int, code: int, signal: int, cpu_s: float) -> bytes:
-    return EXIT.pack(EXIT_TAG, job_id, code, signal, cpu_s)
+def exited(job_id: int, code: int, signal: int, cpu_s: float, oom: bool = False) -> bytes:
+    return EXIT.pack(EXIT_TAG, job_id, code, signal, cpu_s, oom)
 
 
-def parse_exits(data: bytes) -> Iterator[tuple[int, int, int, float]]:
-    """The EXIT records of one packet: job id, exit code, signal, cpu_s each."""
+def parse_exits(data: bytes) -> Iterator[tuple[int, int, int, float, bool]]:
+    """The EXIT records of one packet: job id, exit code, signal, cpu_s, oom each."""
     for offset in range(0, len(data) - EXIT.size + 1, EXIT.size):
-        _, job_id, code, signal, cpu_s = EXIT.unpack_from(data, offset)
-        yield job_id, code, signal, cpu_s
+        _, job_id, code, signal, cpu_s, oom = EXIT.unpack_from(data, offset)
+        yield job_id, code, signal, cpu_s, oom
 
 
 def hello(info: dict[str, Any]) -> bytes:

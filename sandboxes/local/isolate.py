@@ -12,7 +12,10 @@ Isolation levels (the `min_isolation` setting), from weakest:
   private tmpfs at /tmp as the only writable place, private home directories hidden,
   and a per-job unprivileged uid (so RLIMIT_NPROC is per job: a fork bomb cannot
   starve a concurrent job).
-- ``full``: namespaces, plus a seccomp filter and no_new_privs.
+- ``full``: namespaces, plus a seccomp allow list and no_new_privs, and memory and
+  processes accounted per job (a cgroup per slot, see `rlvr.sandboxes.local.cgroups`):
+  what all of a job's processes and its /tmp use together is bounded, not only each
+  process's address space. Without a cgroup a host stays at ``namespaces``.
 
 The zygote probes once at start-up what the kernel allows and reports the level reached.
 
@@ -43,7 +46,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from rlvr.sandboxes.local import linux, seccomp
+from rlvr.sandboxes.local import cgroups, linux, seccomp
 from rlvr.sandboxes.local.control import JobLimits
 
 # Jobs get uids from here up: base + zygote pid * UIDS_PER_ZYGOTE + 2 * slot number
@@ -80,6 +83,7 @@ class Capabilities:
         self.uts_ns = False
         self.uid_drop = False
         self.seccomp = False
+        self.cgroups = ""  # "v1" or "v2" when each slot has its memory and pids cgroup
         # An fd (>= MIN_KEPT_FD) of the mount namespace the trusted half of split jobs
         # joins: the jobs' view with an empty, read-only /tmp; -1 if there is none.
         self.tests_mnt = -1
@@ -100,7 +104,7 @@ class Capabilities:
             return "rlimits"  # the tests of split jobs would share /tmp with the program
         if not (self.ipc_ns and self.uid_drop):
             return "rlimits"
-        return "full" if self.seccomp else "namespaces"
+        return "full" if self.seccomp and self.cgroups else "namespaces"
 
     def to_dict(self) -> dict[str, Any]:
         namespaces = [
@@ -124,6 +128,9 @@ class Capabilities:
             "uid_drop": self.uid_drop,
             "per_job_uid": self.uid_drop,
             "seccomp": self.seccomp,
+            "seccomp_policy": "allow-list" if self.seccomp else None,
+            "cgroups": self.cgroups or None,
+            "per_job_memory": bool(self.cgroups),
             "errors": self.errors,
         }
 
@@ -259,15 +266,19 @@ class Slot:
     namespaces it joins, an empty network namespace and a mount namespace with its own
     /tmp (`tmp` is an fd of that /tmp, for checking it is empty after a job)."""
 
-    def __init__(self, caps: Capabilities, number: int, uid: int) -> None:
-        self.caps, self.number, self.uid = caps, number, uid
+    def __init__(self, caps: Capabilities, number: int, uid: int, cgroup: cgroups.SlotCgroup | None) -> None:
+        self.caps, self.number, self.uid, self.cgroup = caps, number, uid, cgroup
         self.net = _new_ns(linux.CLONE_NEWNET, "net") if caps.net_ns else -1
         self.mnt = self.tmp = -1
         self.tmp_mb = 0
         self.empty_size = -1
 
-    def prepare(self, tmp_mb: int) -> None:
-        """Make sure the mount namespace exists, with a /tmp of `tmp_mb`."""
+    def prepare(self, limits: JobLimits) -> None:
+        """Set the slot's cgroup limits, and make sure the mount namespace exists, with
+        a /tmp of `limits.tmp_mb`."""
+        if self.cgroup is not None:
+            self.cgroup.configure(limits.memory_mb, limits.nproc)
+        tmp_mb = limits.tmp_mb
         if self.mnt >= 0 and self.tmp_mb == tmp_mb:
             return
         self.drop_mount_ns()
@@ -341,6 +352,26 @@ def probe(caps: Capabilities) -> None:
     caps.ipc_ns = caps.uts_ns and caps.pid_ns
 
 
+def setup_cgroups() -> tuple[cgroups.JobCgroups | None, str]:
+    """The zygote's per-slot cgroups if this host lets it make them, else why not.
+    Called while the zygote still sees the host's filesystem."""
+    if os.geteuid() != 0 or not linux.SUPPORTED:
+        return None, "cgroups: not root on Linux"
+    try:
+        made = cgroups.JobCgroups()
+    except (OSError, ValueError) as exc:
+        return None, f"cgroups: {exc}"
+    try:
+        trial = made.slot(MAX_SLOTS)  # the files a job needs are there and writable
+        trial.configure(64, 8)
+    except (OSError, ValueError) as exc:
+        made.remove()
+        return None, f"cgroups: {exc}"
+    made.slots.remove(trial)
+    trial.close()
+    return made, ""
+
+
 def _private_tmp(size_mb: int) -> None:
     # /dev/shm and /var/tmp stay read-only like the rest of the filesystem.
     linux.mount("tmpfs", "/tmp", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={size_mb}m,mode=1777,nr_inodes=8192")
@@ -350,6 +381,8 @@ def enter_job(caps: Capabilities, slot: Slot, limits: JobLimits) -> None:
     """First steps of a job's process, still as root: namespaces, private tmp, limits.
     Dropping the uid and the seccomp filter come later (`drop`), once the runner has
     decided which of its processes is which."""
+    if slot.cgroup is not None:
+        slot.cgroup.join()  # first: whatever the job's process does from here is charged
     if not caps.pid_ns:
         os.setsid()  # in a PID namespace the job is pid 1 and takes everything with it
     linux.prctl(linux.PR_SET_PDEATHSIG, 9)

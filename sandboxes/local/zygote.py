@@ -28,6 +28,7 @@ import sys
 import traceback
 
 from rlvr.sandboxes.local import control, isolate, linux, seccomp
+from rlvr.sandboxes.local.cgroups import JobCgroups
 from rlvr.sandboxes.runner import core, entry
 
 # What every job may use without paying for the import (the runner itself comes with
@@ -102,8 +103,8 @@ Request = tuple[int, control.JobLimits, list[int]]
 
 
 class Zygote:
-    def __init__(self, sock: socket.socket, caps: isolate.Capabilities) -> None:
-        self.sock, self.caps = sock, caps
+    def __init__(self, sock: socket.socket, caps: isolate.Capabilities, cgroups: JobCgroups | None) -> None:
+        self.sock, self.caps, self.cgroups = sock, caps, cgroups
         self.flags = caps.job_flags()
         # What a job's process keeps open: its std fds, the channel, the tests' namespace.
         self.job_fds = (0, 1, 2, core.CHANNEL_FD, *([caps.tests_mnt] if caps.tests_mnt >= 0 else []))
@@ -200,8 +201,9 @@ class Zygote:
         try:
             slot = self.slots.get(number)
             if slot is None:
-                slot = self.slots[number] = isolate.Slot(self.caps, number, self.uid_base + 2 * number)
-            slot.prepare(limits.tmp_mb)
+                cgroup = self.cgroups.slot(number) if self.cgroups is not None else None
+                slot = self.slots[number] = isolate.Slot(self.caps, number, self.uid_base + 2 * number, cgroup)
+            slot.prepare(limits)
         except OSError as exc:
             self.free_slots.append(number)
             self.send(control.error(job_id, f"could not prepare the job's namespaces: {exc}"))
@@ -287,20 +289,29 @@ class Zygote:
             self.poller.unregister(pidfd)
             os.close(pidfd)
         slot.after_job()
+        oom = slot.cgroup.after_job() if slot.cgroup is not None else False
         self.free_slots.append(slot.number)
         return control.exited(
             job_id,
             os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1,
             os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0,
             usage.ru_utime + usage.ru_stime,
+            oom,
         )
 
     def shutdown(self) -> None:
         for job_id in list(self.by_id):
             self.kill(job_id)
+        if self.cgroups is not None:
+            # A cgroup goes only once empty: wait for the killed jobs (each one's PID
+            # namespace is empty once its init is reaped).
+            for pid in list(self.jobs):
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+            self.cgroups.remove()
 
 
-def startup(hidden: list[str]) -> isolate.Capabilities:
+def startup(hidden: list[str]) -> tuple[isolate.Capabilities, JobCgroups | None]:
     if linux.SUPPORTED:
         with contextlib.suppress(OSError):
             linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -310,7 +321,12 @@ def startup(hidden: list[str]) -> isolate.Capabilities:
         # The parent worker's address-space cap is for the worker, not for jobs.
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    cgroups, no_cgroups = isolate.setup_cgroups()
     caps = isolate.setup_zygote(hidden)
+    if cgroups is not None:
+        caps.cgroups = cgroups.version
+    else:
+        caps.errors.append(no_cgroups)
     isolate.probe(caps)
     if caps.seccomp:
         try:
@@ -318,7 +334,7 @@ def startup(hidden: list[str]) -> isolate.Capabilities:
         except OSError as exc:
             caps.seccomp = False
             caps.errors.append(f"seccomp: {exc}")
-    return caps
+    return caps, cgroups
 
 
 def _options(argv: list[str]) -> dict[str, str]:
@@ -369,9 +385,11 @@ def main(argv: list[str] | None = None) -> int:
         __import__(name)
     # site-packages for the programs' own imports; not processed by `site`, see above.
     sys.path += [d for d in options.get("site", "").split(os.pathsep) if d and d not in sys.path]
-    caps = startup(hidden_data_dirs())
+    caps, cgroups = startup(hidden_data_dirs())
     sys.path[:] = checked_sys_path(sys.path, caps)
     if "probe" in options:
+        if cgroups is not None:
+            cgroups.remove()
         print(json.dumps(caps.to_dict()))
         return 0
     parent = int(options.get("parent") or 0)
@@ -383,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     # not write to (and copy) every page of the inherited heap.
     gc.freeze()
     sock = socket.socket(fileno=int(options["fd"]))
-    Zygote(sock, caps).serve()
+    Zygote(sock, caps, cgroups).serve()
     return 0
 
 

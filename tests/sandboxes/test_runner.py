@@ -149,7 +149,7 @@ def test_job_limits_are_read_off_limits() -> None:
 
 
 def test_control_records_round_trip() -> None:
-    packet = control.exited(1, 0, 0, 0.25) + control.exited(2, -1, 9, 1.5)
-    assert list(control.parse_exits(packet)) == [(1, 0, 0, 0.25), (2, -1, 9, 1.5)]
+    packet = control.exited(1, 0, 0, 0.25) + control.exited(2, -1, 9, 1.5, True)
+    assert list(control.parse_exits(packet)) == [(1, 0, 0, 0.25, False), (2, -1, 9, 1.5, True)]
     assert control.parse_error(control.error(7, "é" * 5000)) == (7, ("é" * 2000))
     assert control.kill(5)[:1] == control.KILL_TAG and control.KILL.unpack(control.kill(5))[1] == 5
