@@ -78,7 +78,8 @@ def _prepare(job: dict[str, Any], channel: core.Channel) -> Callable[[], None] |
     with open(SOURCE[language], "w") as f:
         f.write(job["code"])
     if language == "javascript":
-        return _stderr_on_fd3(native._exec([job["node"], SOURCE[language]], None))
+        # The code verifier's node flags: its heap, not the address space, bounds its memory.
+        return _stderr_on_fd3(native._exec(native._node_argv(job, SOURCE[language]), None))
     started = time.monotonic()
     compile_argv = [job["gxx"], "-O2", "-std=c++17", "-pipe", "-o", "/tmp/main", SOURCE[language]]
     step = core.run_child(

@@ -152,6 +152,14 @@ def test_nodejs(http: httpx.Client) -> None:
     assert run(http, code="process.exit(4)", language="nodejs")["run_result"]["return_code"] == 4
 
 
+def test_nodejs_memory_limit_is_the_programs_failure(http: httpx.Client) -> None:
+    require(shutil.which("node") is not None, "node")
+    code = "const a = []; for (;;) a.push(new Array(1e6).fill(1.5));"
+    body = run(http, code=code, language="nodejs", memory_limit_MB=128)
+    assert body["status"] == "Failed"
+    assert body["run_result"]["return_code"] != 0
+
+
 # ---- status rule and sandbox failures, from job results ------------------------------------------
 
 
