@@ -5,8 +5,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.deploy.stack import Stack, build_image, missing_tools
-from tests.services import require
+from tests.deploy.stack import Stack, built_stack
 
 
 @pytest.fixture(scope="session")
@@ -14,10 +13,7 @@ def stack() -> Iterator[Stack]:
     """docker-compose.yml up, with the image built from this checkout once per session;
     down (and checked empty by the last test) at the end. Skips locally, fails in CI,
     where Docker or the base images are missing."""
-    missing = missing_tools()
-    require(missing is None, str(missing))
-    build_image()
-    s = Stack()
+    s = built_stack()
     try:
         s.up()
         s.wait_ready()

@@ -9,6 +9,7 @@ Dockerfile names, in CI the stand-in `.ci/stand-in-images` builds.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from tests.services import ROOT, free_port
+from tests.services import ROOT, free_port, require
 
 TEST_IMAGE = "rlvr:deploy-test"
 BASE_IMAGES = ("python:3.11-slim-bookworm", "redis:7-bookworm")
@@ -32,6 +33,8 @@ EXTRA_WHEELS = ("async-timeout>=4.0.3",)
 RECLAIM_IDLE_S = "5"
 START_TIMEOUT_S = 240.0
 BUILD_TIMEOUT_S = 1200.0
+# pytest-timeout counts fixture set-up: the first test of a stack waits for its images.
+TEST_TIMEOUT_S = 1800
 
 
 def missing_tools() -> str | None:
@@ -61,6 +64,7 @@ def image_exists(name: str) -> bool:
     return subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0
 
 
+@functools.cache  # once per session, whichever stack comes first
 def build_image() -> None:
     wheels = ROOT / WHEELS
     wheels.mkdir(parents=True, exist_ok=True)
@@ -74,23 +78,33 @@ def build_image() -> None:
     )
 
 
+def built_stack(*overrides: str, **env: str) -> Stack:
+    """A Stack of docker-compose.yml (and `overrides`), once the image is built."""
+    missing = missing_tools()
+    require(missing is None, str(missing))
+    build_image()
+    return Stack(*overrides, **env)
+
+
 class Stack:
     """One compose project from docker-compose.yml, under a unique name."""
 
-    def __init__(self) -> None:
+    def __init__(self, *overrides: str, **env: str) -> None:
         self.project = f"rlvrtest{uuid.uuid4().hex[:8]}"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = compose_command()
         assert command is not None
-        self.compose = [*command, "-p", self.project, "-f", str(ROOT / "docker-compose.yml")]
+        files = [a for name in ("docker-compose.yml", *overrides) for a in ("-f", str(ROOT / name))]
+        self.compose = [*command, "-p", self.project, *files]
         # Only what the test sets: the host's own RLVR_* would pass through to the stack.
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("RLVR_")}
         self.env.update(RLVR_PORT=str(self.port), RLVR_IMAGE=TEST_IMAGE, RLVR_REDIS_RECLAIM_IDLE_S=RECLAIM_IDLE_S)
+        self.env.update(env)
 
-    def run(self, *args: str, check: bool = True) -> str:
+    def run(self, *args: str, check: bool = True, timeout_s: float = START_TIMEOUT_S) -> str:
         out = subprocess.run(
-            [*self.compose, *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=START_TIMEOUT_S
+            [*self.compose, *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout_s
         )
         if check and out.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed ({out.returncode}): {out.stderr[-3000:]}")

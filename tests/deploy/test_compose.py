@@ -10,9 +10,10 @@ import threading
 from typing import Any
 
 import httpx
+import pytest
 
 from rlvr.service import redis_keys
-from tests.deploy.stack import Stack, docker_exec, inspect
+from tests.deploy.stack import TEST_TIMEOUT_S, Stack, docker_exec, inspect
 
 # Prints what a job really holds: graded as a stdin/stdout test, it earns 1 only if a
 # job has no effective capability and no_new_privs set.
@@ -24,6 +25,7 @@ for line in open('/proc/self/status'):
 JOB_STATUS = "CapEff: 0000000000000000\nNoNewPrivs: 1\n"
 ISOLATION = "import json; from rlvr.sandboxes import isolation_report; print(json.dumps(isolation_report()))"
 KILL_BATCH = 300
+pytestmark = pytest.mark.timeout(TEST_TIMEOUT_S)
 
 
 def grade(api: httpx.Client, items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
