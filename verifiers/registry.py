@@ -23,14 +23,20 @@ from rlvr.verifiers.errors import PluginError, UnknownVerifier
 
 ENTRY_POINT_GROUP = "rlvr.verifiers"
 
+# The first built-ins, found without any package metadata. Those added later (`proof`,
+# `compile`, `ifeval`) register through the `rlvr.verifiers` entry-point group, as a third
+# party would, from rlvr's own distribution (see pyproject.toml); they count as built-ins.
 BUILTINS: dict[str, str] = {
     "format": "rlvr.verifiers.format:FormatVerifier",
     "math": "rlvr.verifiers.math:MathVerifier",
     "code": "rlvr.verifiers.code:CodeVerifier",
 }
+OWN_DISTRIBUTION = "rlvr"
 # What each built-in's constructor takes from the `BuiltinConfig`.
 BUILTIN_ARGS: dict[str, Callable[[BuiltinConfig], tuple[Any, ...]]] = {
     "code": lambda config: (config.sandbox,),
+    "proof": lambda config: (config.sandbox,),
+    "compile": lambda config: (config.sandbox,),
 }
 # The members of `Verifier`, in the order a missing one is reported.
 _REQUIRED_MEMBERS = ("name", "version", "params_model", "ground_truth_model", "verify")
@@ -131,22 +137,25 @@ class Registry:
         self._loaded: dict[str, LoadedVerifier] = {}
         self._broken: dict[str, str] = {}
         self._lock = threading.Lock()
-        if use_entry_points:
-            self._discover()
+        self._discover(third_party=use_entry_points)
 
-    def _discover(self) -> None:
+    def _discover(self, third_party: bool) -> None:
+        """rlvr's own entry points always (they are built-ins), others' when asked."""
         try:
             found = entry_points(group=ENTRY_POINT_GROUP)
         except Exception as exc:  # a corrupt dist-info must not stop the service
             log.error("could not list %s entry points: %s", ENTRY_POINT_GROUP, exc)
             return
-        for ep in found:
+        for ep in sorted(found, key=lambda e: e.dist is None or e.dist.name != OWN_DISTRIBUTION):
+            dist = ep.dist.name if ep.dist is not None else "?"
+            own = dist == OWN_DISTRIBUTION
+            if not (own or third_party):
+                continue
             if ep.name in self._targets:
                 origin = self._targets[ep.name][1]
                 log.warning("entry point %s=%s ignored: name taken by %s", ep.name, ep.value, origin)
                 continue
-            dist = ep.dist.name if ep.dist is not None else "?"
-            self._targets[ep.name] = (ep.value, f"entry_point:{dist}")
+            self._targets[ep.name] = (ep.value, "builtin" if own else f"entry_point:{dist}")
 
     def names(self) -> list[str]:
         return sorted(self._targets)

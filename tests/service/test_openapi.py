@@ -50,7 +50,7 @@ def test_ground_truth_schema_of_each_builtin_verifier_is_published(http: httpx.C
         c["if"]["properties"]["verifier"]["const"]: c["then"]["properties"]["ground_truth"]["$ref"]
         for c in components["GradeItem"]["allOf"]
     }
-    assert set(conditions) == {"code", "format", "math"}
+    assert set(conditions) == {"code", "format", "math", "proof", "compile", "ifeval"}
     served = {v["name"]: v.get("ground_truth_schema") for v in http.get("/v1/verifiers").json()["verifiers"]}
     for name, ref in conditions.items():
         published = components[ref.rsplit("/", 1)[1]]

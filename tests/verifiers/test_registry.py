@@ -3,7 +3,7 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterator
-from importlib.metadata import EntryPoint
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import pytest
@@ -13,7 +13,7 @@ from rlvr.verifiers.base import NoParams, Outcome, Verdict
 from rlvr.verifiers.code import CodeVerifier
 from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
-from rlvr.verifiers.registry import Registry
+from rlvr.verifiers.registry import ENTRY_POINT_GROUP, Registry
 
 
 class Good:
@@ -168,3 +168,14 @@ def test_entry_points_discovered(monkeypatch: pytest.MonkeyPatch, fake_module: s
     assert reg.source("good") == "entry_point:?"
     assert reg.source("format") == "builtin"
     assert reg.get("format").name == "format"
+
+
+def test_later_builtins_register_through_the_entry_point_group_third_parties_use() -> None:
+    own = {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.dist is not None and ep.dist.name == "rlvr"}
+    assert {"proof", "compile", "ifeval"} <= own
+    reg = Registry(use_entry_points=False)  # third-party plugins off; rlvr's own stay
+    assert {"proof", "compile", "ifeval"} <= set(reg.names())
+    assert all(reg.source(name) == "builtin" for name in ("proof", "compile", "ifeval"))
+    # Built with the sandbox policy, as the first built-ins are.
+    policy = SandboxPolicy(min_isolation="none")
+    assert Registry(BuiltinConfig(sandbox=policy), use_entry_points=False).get("proof").instance.policy == policy
