@@ -1,13 +1,16 @@
 # The image of the Docker sandbox backend's per-job containers (RLVR_SANDBOX=docker).
 # Python is the worker's minor version (3.11): job frames are `marshal` data. The only
 # toolchains are the ones the `code` verifier's languages need: g++ (C++) and node
-# (JavaScript). Build from the repository root:
+# (JavaScript). The `proof` verifier (coq) and `compile` for Rust (rustc) need theirs
+# added; without them those items are masked as "not installed in the sandbox":
 #   docker build -f docker/sandbox.Dockerfile -t rlvr-sandbox:latest .
+#   docker build -f docker/sandbox.Dockerfile --build-arg TOOLCHAINS="g++ nodejs coq rustc" -t rlvr-sandbox:latest .
 ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE}
+ARG TOOLCHAINS="g++ nodejs"
 
 RUN apt-get update \
- && apt-get install -y --no-install-recommends g++ nodejs \
+ && apt-get install -y --no-install-recommends ${TOOLCHAINS} \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --uid 10001 --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin sandbox
 
