@@ -17,8 +17,8 @@ CURVES = (
 
 
 class StepLog:
-    """log.jsonl in `out_dir`. Opened for a resumed run, it drops the lines of steps after
-    the checkpoint (they will be redone)."""
+    """log.jsonl in `out_dir`, keeping the lines of steps up to `keep_steps` (a resumed
+    run redoes the steps after its checkpoint; a fresh run passes -1)."""
 
     def __init__(self, out_dir: Path, keep_steps: int) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)

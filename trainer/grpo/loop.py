@@ -48,7 +48,8 @@ class Group:
 
 @dataclass
 class Collected:
-    groups: list[Group] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)  # kept for the update
+    seen: list[Group] = field(default_factory=list)  # every group generated (the step's statistics)
     generated_groups: int = 0
     zero_std_groups: int = 0
     rounds: int = 0
@@ -111,6 +112,7 @@ class Trainer:
             problems = [self.source.problem(self.state.cursor + i) for i in range(cfg.prompts_per_step)]
             self.state.cursor += cfg.prompts_per_step
             for group in self._generate_round(problems, step, r, out):
+                out.seen.append(group)
                 out.generated_groups += 1
                 out.zero_std_groups += group.zero_std
                 if not (cfg.dynamic_sampling and group.zero_std) and any(not m for m in group.graded.mask):
@@ -213,7 +215,7 @@ class Trainer:
     # -- statistics -------------------------------------------------------------------
 
     def _rollout_stats(self, got: Collected) -> dict[str, Any]:
-        chunks = [gr.graded for gr in got.groups]
+        chunks = [gr.graded for gr in got.seen]
         rewards = [r for c in chunks for r, m in zip(c.rewards, c.mask, strict=True) if not m]
         per_verifier: dict[str, list[float]] = {}
         for c in chunks:
@@ -221,7 +223,7 @@ class Trainer:
                 for name, value in scores.items():
                     if not m:
                         per_verifier.setdefault(name, []).append(value)
-        lengths = [len(r) for gr in got.groups for r in gr.responses]
+        lengths = [len(r) for gr in got.seen for r in gr.responses]
         return {
             "reward_mean": _mean(rewards),
             "reward_by_verifier": {k: _mean(v) for k, v in per_verifier.items()},

@@ -68,13 +68,14 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         trainer = Trainer(cfg, policy, PolicySampler(policy), source, pipe)
         if cfg.resume:
             trainer.freeze_reference()  # the module the checkpoint's reference loads into
-        if not (cfg.resume and trainer.restore()):
+        resumed = cfg.resume and trainer.restore()
+        if not resumed:
             trainer.state.cursor = warm_up(policy, source, cfg, trainer.state.cursor)
             trainer.state.warmed_up = True
             trainer.freeze_reference()
             trainer.state.accuracy_before = trainer.accuracy(held_out)
-        log = StepLog(cfg.out_dir, trainer.state.step)
-        if trainer.state.step == 0:
+        log = StepLog(cfg.out_dir, trainer.state.step if resumed else -1)
+        if not resumed:
             log.write({"step": 0, "accuracy": trainer.state.accuracy_before})
         while trainer.state.step < cfg.steps:
             record = trainer.step()
