@@ -248,7 +248,7 @@ def _text(value: Any) -> str:
 def _run_job(policy: SandboxPolicy, spec: RunSpec) -> RunResult:
     """In a pool process: the job, in this process's sandbox, if it is isolated enough."""
     try:
-        sandbox = get_sandbox(policy.backend)
+        sandbox = get_sandbox(policy.backend, policy.docker)
         level = str(sandbox.isolation().get("isolation", "none"))
     except SandboxUnavailable as exc:
         return RunResult(Status.CRASHED, infra_error=f"sandbox unavailable: {exc}")
