@@ -12,10 +12,13 @@ Isolation levels (the `min_isolation` setting), from weakest:
   private tmpfs at /tmp as the only writable place, private home directories hidden,
   and a per-job unprivileged uid (so RLIMIT_NPROC is per job: a fork bomb cannot
   starve a concurrent job).
-- ``full``: namespaces, plus a seccomp allow list and no_new_privs, and memory and
+- ``full``: namespaces, plus a seccomp allow list and no_new_privs; memory and
   processes accounted per job (a cgroup per slot, see `rlvr.sandboxes.local.cgroups`):
   what all of a job's processes and its /tmp use together is bounded, not only each
-  process's address space. Without a cgroup a host stays at ``namespaces``.
+  process's address space; a minimal root built for jobs instead of the host's
+  filesystem (`rlvr.sandboxes.local.jobroot`: no /run, /sys or host directories); and
+  a zygote that is pid 1 of its own PID namespace, so /proc shows no host pid. A host
+  where any of these cannot be had stays at ``namespaces``.
 
 The zygote probes once at start-up what the kernel allows and reports the level reached.
 
@@ -42,11 +45,12 @@ import contextlib
 import fcntl
 import os
 import resource
+import select
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from rlvr.sandboxes.local import cgroups, linux, seccomp
+from rlvr.sandboxes.local import cgroups, jobroot, linux, seccomp
 from rlvr.sandboxes.local.control import JobLimits
 
 # Jobs get uids from here up: base + zygote pid * UIDS_PER_ZYGOTE + 2 * slot number
@@ -59,11 +63,16 @@ MAX_SLOTS = UIDS_PER_ZYGOTE // 2
 
 # Directories whose contents a job never sees (credentials, caches, data sets, the
 # service's own checkout); anything the interpreter needs under them is bound back.
+# (Only where the minimal root cannot be built.)
 MASKED_DIRS = ("/root", "/home", "/work", "/srv", "/mnt", "/media", "/run/secrets")
+# Where the zygote builds the jobs' root before it pivots into it: its own tmpfs, over
+# the host's /tmp in the zygote's mount namespace only.
+ROOT_STAGING = "/tmp"
 OOM_JOB, OOM_ZYGOTE = b"1000", b"-1000"
 # Fds the zygote keeps for jobs to use after fork are moved at or above this, clear of
 # the fds 0-3 a job's process sets up first.
 MIN_KEPT_FD = 10
+MAX_FD = 1 << 16
 # What the zygote unshares for itself at start-up (beyond its mount namespace): jobs
 # share these, apart from the host's.
 ZYGOTE_FLAGS = linux.CLONE_NEWIPC | linux.CLONE_NEWUTS
@@ -84,6 +93,8 @@ class Capabilities:
         self.uid_drop = False
         self.seccomp = False
         self.cgroups = ""  # "v1" or "v2" when each slot has its memory and pids cgroup
+        self.minimal_root = False  # jobs see `jobroot`'s filesystem, not the host's
+        self.own_pid_ns = False  # the zygote is pid 1 of its own PID namespace: /proc shows no host pid
         # An fd (>= MIN_KEPT_FD) of the mount namespace the trusted half of split jobs
         # joins: the jobs' view with an empty, read-only /tmp; -1 if there is none.
         self.tests_mnt = -1
@@ -104,7 +115,7 @@ class Capabilities:
             return "rlimits"  # the tests of split jobs would share /tmp with the program
         if not (self.ipc_ns and self.uid_drop):
             return "rlimits"
-        return "full" if self.seccomp and self.cgroups else "namespaces"
+        return "full" if self.seccomp and self.cgroups and self.minimal_root and self.own_pid_ns else "namespaces"
 
     def to_dict(self) -> dict[str, Any]:
         namespaces = [
@@ -131,6 +142,8 @@ class Capabilities:
             "seccomp_policy": "allow-list" if self.seccomp else None,
             "cgroups": self.cgroups or None,
             "per_job_memory": bool(self.cgroups),
+            "minimal_root": self.minimal_root,
+            "host_pids_hidden": self.own_pid_ns,
             "errors": self.errors,
         }
 
@@ -138,6 +151,10 @@ class Capabilities:
 def _needed_paths() -> list[str]:
     """What the in-sandbox interpreter must still read: its prefix and import path."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    # The interpreter by the path programs see in sys.executable: a virtualenv's (its
+    # pyvenv.cfg included), which `python -S` does not take for sys.prefix.
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    paths.add(venv if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else os.path.dirname(sys.executable))
     paths.update(p for p in sys.path if p and os.path.isdir(p))
     return sorted(os.path.realpath(p) for p in paths)
 
@@ -166,10 +183,12 @@ def _hide(path: str) -> None:
         linux.mount("tmpfs", path, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=4k,mode=755")
 
 
-def setup_zygote(hidden: list[str]) -> Capabilities:
-    """Give the zygote (and so every job) a private, read-only view of the filesystem,
-    and IPC and UTS namespaces apart from the host's."""
+def setup_zygote(hidden: list[str], uids: range, own_pid_ns: bool) -> Capabilities:
+    """Give the zygote (and so every job) a private, read-only view of the filesystem
+    (the minimal root of `jobroot`, else the host's with private dirs masked), and IPC
+    and UTS namespaces apart from the host's."""
     caps = Capabilities(root=os.geteuid() == 0)
+    caps.own_pid_ns = own_pid_ns
     if not linux.SUPPORTED or not caps.root:
         caps.errors.append("not root on x86_64 Linux: namespaces and uid drop unavailable")
         return caps
@@ -186,17 +205,25 @@ def setup_zygote(hidden: list[str]) -> Capabilities:
     except OSError as exc:
         caps.errors.append(f"ipc/uts: {exc}")
     needed = _needed_paths()
-    for dir_ in MASKED_DIRS:
-        try:
-            _mask(dir_, needed, caps)
-        except OSError as exc:
-            caps.errors.append(f"mask {dir_}: {exc}")
+    try:
+        linux.mount("tmpfs", ROOT_STAGING, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=16m,mode=755")
+        jobroot.build(ROOT_STAGING, needed, uids)
+        jobroot.enter(ROOT_STAGING)
+        caps.minimal_root = True
+    except OSError as exc:
+        caps.errors.append(f"minimal root: {exc}")
+        with contextlib.suppress(OSError):
+            linux.umount2(ROOT_STAGING, linux.MNT_DETACH)  # what was built of it
+        for dir_ in MASKED_DIRS:
+            try:
+                _mask(dir_, needed, caps)
+            except OSError as exc:
+                caps.errors.append(f"mask {dir_}: {exc}")
     for path in hidden:
         with contextlib.suppress(OSError):
             _hide(path)
     try:
-        # A proc that shows each job only its own uid's processes.
-        linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "hidepid=invisible")
+        jobroot.mount_proc()
     except OSError as exc:
         caps.errors.append(f"proc: {exc}")
     try:
@@ -352,6 +379,30 @@ def probe(caps: Capabilities) -> None:
     caps.ipc_ns = caps.uts_ns and caps.pid_ns
 
 
+def own_pid_namespace() -> bool:
+    """Become pid 1 of a new PID namespace, so that the /proc jobs see shows no host
+    pid. The process the client started stays as the parent, holding nothing but a
+    pipe, and exits with the new zygote's status; the zygote dies with it (PDEATHSIG)."""
+    try:
+        linux.unshare(linux.CLONE_NEWPID)
+    except OSError:
+        return False
+    alive_r, alive_w = os.pipe()
+    pid = os.fork()
+    if pid != 0:
+        os.closerange(3, alive_w)
+        os.closerange(alive_w + 1, MAX_FD)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        os._exit(code if code >= 0 else 128 - code)
+    os.close(alive_w)
+    linux.prctl(linux.PR_SET_PDEATHSIG, 9)
+    if select.select([alive_r], [], [], 0)[0]:
+        os._exit(1)  # the parent died before PDEATHSIG was armed
+    os.close(alive_r)
+    return True
+
+
 def setup_cgroups() -> tuple[cgroups.JobCgroups | None, str]:
     """The zygote's per-slot cgroups if this host lets it make them, else why not.
     Called while the zygote still sees the host's filesystem."""
@@ -383,6 +434,8 @@ def enter_job(caps: Capabilities, slot: Slot, limits: JobLimits) -> None:
     decided which of its processes is which."""
     if slot.cgroup is not None:
         slot.cgroup.join()  # first: whatever the job's process does from here is charged
+        # Its cgroups are the root of its view: /proc/self/cgroup shows no host path.
+        linux.unshare(linux.CLONE_NEWCGROUP)
     if not caps.pid_ns:
         os.setsid()  # in a PID namespace the job is pid 1 and takes everything with it
     linux.prctl(linux.PR_SET_PDEATHSIG, 9)

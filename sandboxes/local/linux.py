@@ -42,7 +42,10 @@ PR_SET_SECCOMP = 22
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 
+MNT_DETACH = 2
+
 SYS_CLONE = 56
+SYS_PIVOT_ROOT = 155
 SYS_MOUNT_SETATTR = 442
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -80,6 +83,14 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
         return s.encode() if s is not None else None
 
     _check(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+
+
+def umount2(target: str, flags: int) -> None:
+    _check(_libc.umount2(target.encode(), flags), f"umount {target}")
+
+
+def pivot_root(new_root: str, put_old: str) -> None:
+    _check(_libc.syscall(SYS_PIVOT_ROOT, new_root.encode(), put_old.encode()), "pivot_root")
 
 
 def mount_setattr_recursive(path: str, attr_set: int) -> None:

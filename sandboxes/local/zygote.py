@@ -103,8 +103,8 @@ Request = tuple[int, control.JobLimits, list[int]]
 
 
 class Zygote:
-    def __init__(self, sock: socket.socket, caps: isolate.Capabilities, cgroups: JobCgroups | None) -> None:
-        self.sock, self.caps, self.cgroups = sock, caps, cgroups
+    def __init__(self, sock: socket.socket, caps: isolate.Capabilities, cgroups: JobCgroups | None, ident: int) -> None:
+        self.sock, self.caps, self.cgroups, self.ident = sock, caps, cgroups, ident
         self.flags = caps.job_flags()
         # What a job's process keeps open: its std fds, the channel, the tests' namespace.
         self.job_fds = (0, 1, 2, core.CHANNEL_FD, *([caps.tests_mnt] if caps.tests_mnt >= 0 else []))
@@ -112,7 +112,7 @@ class Zygote:
         self.by_id: dict[int, int] = {}  # job id -> pid
         self.free_slots = list(range(isolate.MAX_SLOTS - 1, -1, -1))  # slot numbers
         self.slots: dict[int, isolate.Slot] = {}  # slot number -> slot, made on first use
-        self.uid_base = isolate.UID_BASE + os.getpid() * isolate.UIDS_PER_ZYGOTE
+        self.uid_base = uid_base(ident)
         self.exits: list[bytes] = []
         self.poller = select.poll()
         self.pidfds: dict[int, int] = {}  # pid -> pidfd
@@ -124,7 +124,7 @@ class Zygote:
             pass  # the client is gone; EOF on the socket ends the loop
 
     def serve(self) -> None:
-        self.send(control.hello({"pid": os.getpid(), "caps": self.caps.to_dict()}))
+        self.send(control.hello({"pid": self.ident, "caps": self.caps.to_dict()}))
         self.sock.setblocking(False)
         self.poller.register(self.sock, select.POLLIN)
         ctrl = self.sock.fileno()
@@ -311,18 +311,28 @@ class Zygote:
             self.cgroups.remove()
 
 
-def startup(hidden: list[str]) -> tuple[isolate.Capabilities, JobCgroups | None]:
+def uid_base(ident: int) -> int:
+    return isolate.UID_BASE + ident * isolate.UIDS_PER_ZYGOTE
+
+
+def startup(hidden: list[str], parent: int) -> tuple[isolate.Capabilities, JobCgroups | None]:
+    """Set the zygote up. Its identity (`os.getpid()` here: the pid the client knows) is
+    taken first: once it is pid 1 of its own PID namespace, its pid says nothing."""
+    ident = os.getpid()
     if linux.SUPPORTED:
         with contextlib.suppress(OSError):
             linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
             linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+    if parent and os.getppid() != parent:
+        raise SystemExit(1)  # the parent died before PDEATHSIG was armed
     if os.geteuid() == 0:
         isolate.set_oom_score_adj(isolate.OOM_ZYGOTE)
         # The parent worker's address-space cap is for the worker, not for jobs.
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
     cgroups, no_cgroups = isolate.setup_cgroups()
-    caps = isolate.setup_zygote(hidden)
+    own_pid_ns = os.geteuid() == 0 and linux.SUPPORTED and isolate.own_pid_namespace()
+    caps = isolate.setup_zygote(hidden, range(uid_base(ident), uid_base(ident + 1)), own_pid_ns)
     if cgroups is not None:
         caps.cgroups = cgroups.version
     else:
@@ -385,23 +395,22 @@ def main(argv: list[str] | None = None) -> int:
         __import__(name)
     # site-packages for the programs' own imports; not processed by `site`, see above.
     sys.path += [d for d in options.get("site", "").split(os.pathsep) if d and d not in sys.path]
-    caps, cgroups = startup(hidden_data_dirs())
+    parent = int(options.get("parent") or 0)
+    ident = os.getpid()
+    caps, cgroups = startup(hidden_data_dirs(), parent)
     sys.path[:] = checked_sys_path(sys.path, caps)
     if "probe" in options:
         if cgroups is not None:
             cgroups.remove()
         print(json.dumps(caps.to_dict()))
         return 0
-    parent = int(options.get("parent") or 0)
-    if parent and os.getppid() != parent:
-        return 1  # the parent died before PDEATHSIG was armed
     gc.collect()
     linux.trim_heap()
     # Objects alive now are never collected: the first collection in a job then does
     # not write to (and copy) every page of the inherited heap.
     gc.freeze()
     sock = socket.socket(fileno=int(options["fd"]))
-    Zygote(sock, caps, cgroups).serve()
+    Zygote(sock, caps, cgroups, ident).serve()
     return 0
 
 

@@ -155,6 +155,7 @@ def test_without_cgroups_the_level_says_so(monkeypatch: pytest.MonkeyPatch) -> N
     caps.uid_drop = caps.seccomp = True
     caps.tests_mnt = 11
     caps.cgroups = "v1"
+    caps.minimal_root = caps.own_pid_ns = True
     assert caps.level == "full" and caps.to_dict()["per_job_memory"] is True
     caps.cgroups = ""
     assert caps.level == "namespaces" and caps.to_dict()["per_job_memory"] is False

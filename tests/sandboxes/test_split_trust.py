@@ -381,6 +381,7 @@ def test_no_tests_namespace_is_no_isolation_level() -> None:
     caps.mount_ns = caps.readonly_root = caps.pid_ns = caps.net_ns = caps.uts_ns = caps.ipc_ns = True
     caps.uid_drop = caps.seccomp = True
     caps.cgroups = "v1"
+    caps.minimal_root = caps.own_pid_ns = True
     caps.tests_mnt = 11
     assert caps.level == "full" and caps.to_dict()["tests_private_tmp"] is True
     caps.tests_mnt = -1
