@@ -134,6 +134,8 @@ def test_a_masked_reward_does_not_change_the_update(tmp_path: Path) -> None:
         pipe = RewardPipe("http://127.0.0.1:9", RewardSpec("math", 0.1, "x", "grpo"))  # never called
         try:
             trainer = Trainer(cfg, policy, PolicySampler(policy), ArithmeticTask(0, 5, "+", 6), pipe)
+            trainer.freeze_reference()
+            assert trainer.ref is None  # beta 0: the reference is never built
             tok = policy.tokenizer
             responses, mask, adv = ["\\boxed{4}", "\\boxed{5}"], [False, False], [1.0, -1.0]
             if extra:
