@@ -2,6 +2,6 @@
 
 import sys
 
-from rlvr.service.cli import main
+from rlvr.cli import main
 
 sys.exit(main())

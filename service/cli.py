@@ -6,10 +6,14 @@ import argparse
 import sys
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rlvr.service.settings import Settings
+
+# Adds a subcommand to the parser's subparsers (the other packages' commands: `grade`).
+AddCommand = Callable[[Any], None]
 
 
 def _flag_type(annotation: Any) -> tuple[Any, list[str] | None, bool]:
@@ -91,7 +95,8 @@ def _openapi(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*commands: AddCommand) -> argparse.ArgumentParser:
+    """The service's commands, plus `commands` from the packages above it (`rlvr.cli`)."""
     parser = argparse.ArgumentParser(prog="rlvr", description="Verifier and reward service for RLVR.")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="Run the HTTP service.", description="Run the HTTP grading service.")
@@ -106,13 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     spec = sub.add_parser("openapi", help="Print the OpenAPI document as YAML.")
     spec.add_argument("-o", "--output", default="-", help="File to write (default: stdout).")
     spec.set_defaults(func=_openapi)
+    for add in commands:
+        add(sub)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, *commands: AddCommand) -> int:
+    args = build_parser(*commands).parse_args(argv)
     return int(args.func(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

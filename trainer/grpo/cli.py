@@ -1,4 +1,4 @@
-"""`rlvr train`: the GRPO trainer's command line (`rlvr.service.cli` hands it the
+"""`rlvr train`: the GRPO trainer's command line (`rlvr.cli` hands it the
 arguments after `train`, so that `rlvr serve` never imports torch)."""
 
 from __future__ import annotations

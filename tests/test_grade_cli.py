@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rlvr.service.cli import main
+from rlvr.cli import main
 
 GOOD = "<think>a</think><answer>4</answer>"
 # A data set's own layout: `completion` and `answer`, the verifier from the flag unless a
