@@ -6,7 +6,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test bench openapi lint typecheck clean
+.PHONY: run test bench openapi lint typecheck clean train-demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,26 @@ $(VENV)/.run-$(DEPS_HASH): $(VENV)/bin/python
 	$(PIP) install --quiet -e .
 	touch $@
 
+# The compat extra (tests/compat runs the trainers' code): torch first, from the local CPU
+# wheel (any other spec pulls CUDA), then openrlhf without its CUDA-bound pins. openrlhf's
+# wheel also installs a top-level `tests` package, which would shadow ours: removed.
 $(VENV)/.dev-$(DEPS_HASH): $(VENV)/bin/python
-	$(PIP) install --quiet -e '.[dev]'
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[dev,compat]'
+	$(PIP) install --quiet --no-deps openrlhf==0.11.2
+	rm -rf "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/tests"
 	touch $@ $(VENV)/.run-$(DEPS_HASH)
+
+# torch from the local CPU wheel before anything that depends on it (see pyproject's `train`).
+$(VENV)/.train-$(DEPS_HASH): $(VENV)/bin/python
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[train]'
+	touch $@
+
+# GRPO on the built-in arithmetic task against a local `rlvr serve`: runs/demo/summary.json,
+# log.jsonl and curves.png.
+train-demo: $(VENV)/.train-$(DEPS_HASH)
+	$(VENV)/bin/rlvr train --config trainer/grpo/demo.yaml
 
 run: $(VENV)/.run-$(DEPS_HASH)
 	$(VENV)/bin/rlvr serve --host $(HOST) --port $(PORT)

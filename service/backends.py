@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rlvr.service.cache import MemoryCache, VerdictCache
@@ -12,17 +12,18 @@ from rlvr.service.dispatch import Dispatcher
 from rlvr.service.dispatch.embedded import EmbeddedDispatcher
 from rlvr.service.metrics import Metrics
 from rlvr.service.settings import Settings
-from rlvr.verifiers.config import BuiltinConfig
+from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
 
 if TYPE_CHECKING:  # redis is an optional dependency, imported only when configured
     from redis.asyncio import Redis
 
 
-def sandbox_report() -> dict[str, Any]:
+def sandbox_report(policy: SandboxPolicy | None = None) -> dict[str, Any]:
+    policy = policy or SandboxPolicy()
     try:
         from rlvr import sandboxes
 
-        report = dict(sandboxes.isolation_report())
+        report = dict(sandboxes.isolation_report(policy.backend, policy.docker))
     except Exception as exc:  # the code verifier masks its items; the rest of the service stays up
         return {"ready": False, "error": f"{type(exc).__name__}: {exc}"}
     report.setdefault("ready", True)
@@ -34,10 +35,11 @@ class Backends:
     dispatcher: Dispatcher
     cache: VerdictCache
     redis_clients: list[Redis]
+    sandbox_policy: SandboxPolicy = field(default_factory=SandboxPolicy)
 
     async def health(self) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
-        sandbox = await loop.run_in_executor(None, sandbox_report)
+        sandbox = await loop.run_in_executor(None, sandbox_report, self.sandbox_policy)
         dispatcher = self.dispatcher.health()
         stream = await self.dispatcher.stream_stats()
         if stream is not None:
@@ -82,6 +84,7 @@ async def build_backends(settings: Settings, metrics: Metrics, verifier_config: 
         backends = Backends(embedded_pool(), MemoryCache(settings.cache_entries), redis_clients=[])
     else:
         backends = _redis_backends(settings, embedded_pool)
+    backends.sandbox_policy = verifier_config.sandbox  # /readyz reports the configured backend
     await backends.dispatcher.start()
     return backends
 

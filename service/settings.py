@@ -14,6 +14,8 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rlvr.sandboxes.base import IsolationLevel
+from rlvr.sandboxes.docker import config as docker_defaults
+from rlvr.sandboxes.docker.config import DockerConfig
 from rlvr.verifiers.config import (
     DEFAULT_MIN_ISOLATION,
     DEFAULT_SANDBOX_BACKEND,
@@ -165,6 +167,26 @@ class Settings(BaseSettings):
     allow_weak_isolation: bool = Field(
         False, description="Run code even when the sandbox is below min_isolation (operator opt-out)."
     )
+    # RLVR_SANDBOX=docker: one hardened container per job (rlvr.sandboxes.docker).
+    docker_url: str = Field(docker_defaults.DEFAULT_DOCKER_URL, description="Docker daemon of the docker sandbox.")
+    docker_image: str = Field(
+        docker_defaults.DEFAULT_DOCKER_IMAGE, description="Image of the sandbox containers (docker/sandbox.Dockerfile)."
+    )
+    docker_runtime: str = Field(
+        docker_defaults.DEFAULT_DOCKER_RUNTIME,
+        description="OCI runtime of the sandbox containers: runc, or runsc for gVisor where installed.",
+    )
+    docker_pool_size: int = Field(
+        docker_defaults.DEFAULT_DOCKER_POOL_SIZE, ge=0, description="Idle started sandbox containers per worker."
+    )
+    docker_memory_mb: int = Field(
+        docker_defaults.DEFAULT_DOCKER_MEMORY_MB, ge=64, description="Memory limit of one sandbox container (MiB)."
+    )
+    docker_cpus: float = Field(docker_defaults.DEFAULT_DOCKER_CPUS, gt=0, description="CPUs of one sandbox container.")
+    docker_pids: int = Field(docker_defaults.DEFAULT_DOCKER_PIDS, ge=8, description="Process limit of one container.")
+    docker_tmp_mb: int = Field(
+        docker_defaults.DEFAULT_DOCKER_TMP_MB, ge=1, description="Size of a sandbox container's /tmp (MiB)."
+    )
     default_verifier: str | None = Field(
         None,
         description="Verifier of /get_reward (OpenRLHF) and /v1/reward (slime) requests whose URL names none "
@@ -181,5 +203,15 @@ def builtin_config(settings: Settings) -> BuiltinConfig:
             backend=settings.sandbox,
             min_isolation=settings.min_isolation,
             allow_weak_isolation=settings.allow_weak_isolation,
+            docker=DockerConfig(
+                url=settings.docker_url,
+                image=settings.docker_image,
+                runtime=settings.docker_runtime,
+                pool_size=settings.docker_pool_size,
+                memory_mb=settings.docker_memory_mb,
+                cpus=settings.docker_cpus,
+                pids=settings.docker_pids,
+                tmp_mb=settings.docker_tmp_mb,
+            ),
         )
     )

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rlvr.sandboxes.base import IsolationLevel
+from rlvr.sandboxes.docker.config import DockerConfig
 
-# "docker" joins when the Docker backend lands.
-SandboxBackend = Literal["local"]
+SandboxBackend = Literal["local", "docker"]
 DEFAULT_SANDBOX_BACKEND: SandboxBackend = "local"
 DEFAULT_MIN_ISOLATION: IsolationLevel = "namespaces"
 
@@ -22,6 +22,8 @@ class SandboxPolicy:
     backend: SandboxBackend = DEFAULT_SANDBOX_BACKEND
     min_isolation: IsolationLevel = DEFAULT_MIN_ISOLATION
     allow_weak_isolation: bool = False
+    # What the docker backend is built with (unused by the local one).
+    docker: DockerConfig = field(default_factory=DockerConfig)
 
 
 @dataclass(frozen=True, slots=True)
