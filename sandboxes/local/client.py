@@ -30,6 +30,7 @@ from rlvr.sandboxes.runner import core, python
 
 START_TIMEOUT_S = 60.0
 EXIT_GRACE_S = 1.0
+CLOSE_GRACE_S = 2.0
 MAX_CONCURRENT = 64
 # What of the worker's environment jobs inherit (the rest may hold credentials).
 JOB_ENV = ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV")
@@ -146,6 +147,11 @@ class LocalSandbox:
                 self._sock.close()
             self._sock = None
         if self._proc is not None and self._owner == os.getpid():
+            # EOF on its socket lets the zygote end its jobs and remove its cgroups;
+            # one that does not leave in time is killed (its cgroups are then removed by
+            # the next zygote to start).
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=CLOSE_GRACE_S)
             if self._proc.poll() is None:
                 self._proc.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):

@@ -138,7 +138,9 @@ def test_the_zygote_removes_the_cgroups_of_zygotes_that_are_gone() -> None:
         made = box.isolation()
         require(made.get("per_job_memory") is True, "per-job cgroups")
         first = box._hello["pid"]
-        box.close()  # killed: it could not remove its own
+        assert box._proc is not None
+        box._proc.kill()  # killed: it cannot remove its own
+        box.close()
         box.isolation()  # a new zygote
         version, parents = cgroups._layout()
         assert version == made["cgroups"]
