@@ -79,7 +79,7 @@ def _toolchains() -> dict[str, str | None]:
 class CodeVerifier:
     name = "code"
     # 1.1: integers compare exactly, and the fence extractor reads CRLF and list items.
-    version = "1.1.0"
+    version = "1.2.0"
     description = (
         "Runs the response's program (last fenced block of the language) against assert, HumanEval, "
         "call-based or stdin/stdout tests in an isolated sandbox; the comparison happens outside it.\n\n"
@@ -323,6 +323,10 @@ def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
     details["passed"] = tally.passed
     if result.status in (Status.MEMORY, Status.OUTPUT_LIMIT):
         details["limit"] = result.status.value
+    if result.status == Status.MEMORY:
+        # Past its memory limit, in any of its processes (the job's cgroup counts them
+        # all), a program fails as judges fail it, whatever its tests printed first.
+        return Outcome(0.0, Verdict.INCORRECT, f"memory limit exceeded ({tally.passed} tests passed)", details)
     if tally.passed == prep.n_tests:
         return Outcome(1.0, Verdict.CORRECT, "", details)
     if result.stderr and "Traceback" in result.stderr:
