@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rlvr.trainer.grpo.losses import Aggregation, Estimator
+from rlvr.trainer.grpo.tasks import parse_label_bias
 
 DEFAULT_FORMAT_PATTERN = r"\s*\\boxed\{-?\d+\}\s*"
 
@@ -41,6 +42,11 @@ class TrainConfig(BaseModel):
     max_operand: int = Field(12, ge=1, description="Arithmetic task: operands 0..max_operand.")
     ops: str = Field("+*", pattern=r"^[+*-]+$", description="Arithmetic task: operators.")
     held_out: int = Field(64, ge=1, description="Problems held out for evaluation.")
+    warmup_label_bias: str = Field(
+        "",
+        description="Arithmetic task: systematic error in warm-up targets, 'offset:probability,...' "
+        "(e.g. '1:0.45,-1:0.1'; the rest are correct). Grading always uses the true answer.",
+    )
 
     # GRPO
     steps: int = Field(20, ge=0)
@@ -76,6 +82,10 @@ class TrainConfig(BaseModel):
     def _check(self) -> TrainConfig:
         if self.overlong_buffer >= self.max_new_tokens:
             raise ValueError("overlong_buffer must be smaller than max_new_tokens")
+        try:
+            parse_label_bias(self.warmup_label_bias)
+        except ValueError as exc:
+            raise ValueError(f"warmup_label_bias: {exc}") from None
         return self
 
 

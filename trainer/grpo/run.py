@@ -16,7 +16,7 @@ from rlvr.trainer.grpo.loop import Trainer
 from rlvr.trainer.grpo.policy import Policy, load_policy
 from rlvr.trainer.grpo.rewards import RewardPipe, RewardSpec
 from rlvr.trainer.grpo.sampling import PolicySampler, layout, token_logprobs
-from rlvr.trainer.grpo.tasks import ArithmeticTask, JsonlTask, ProblemSource
+from rlvr.trainer.grpo.tasks import ArithmeticTask, JsonlTask, ProblemSource, parse_label_bias
 
 SUMMARY_FILE = "summary.json"
 MODEL_DIR = "model"
@@ -24,7 +24,8 @@ MODEL_DIR = "model"
 
 def make_source(cfg: TrainConfig) -> ProblemSource:
     if cfg.prompts is None:
-        return ArithmeticTask(cfg.seed, cfg.max_operand, cfg.ops, cfg.held_out)
+        bias = parse_label_bias(cfg.warmup_label_bias)
+        return ArithmeticTask(cfg.seed, cfg.max_operand, cfg.ops, cfg.held_out, bias)
     return JsonlTask(cfg.prompts, cfg.prompt_field, cfg.answer_field, cfg.solution_field, cfg.held_out, cfg.seed)
 
 
@@ -36,7 +37,11 @@ def warm_up(policy: Policy, source: ProblemSource, cfg: TrainConfig, cursor: int
         return cursor
     optimizer = torch.optim.AdamW(policy.module.parameters(), lr=cfg.warmup_lr)
     tok = policy.tokenizer
-    for _ in range(cfg.warmup_steps):
+    for n in range(cfg.warmup_steps):
+        # Linear decay to zero: the last steps average over many batches, so the policy
+        # settles on the targets' distribution rather than on the last few batches.
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.warmup_lr * (1 - n / cfg.warmup_steps)
         problems = [source.problem(cursor + i) for i in range(cfg.warmup_batch)]
         cursor += cfg.warmup_batch
         if any(p.solution is None for p in problems):
