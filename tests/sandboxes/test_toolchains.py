@@ -6,7 +6,9 @@ ENOSYS, in a real job."""
 from __future__ import annotations
 
 import errno
+import os
 import shutil
+import sys
 from typing import Any
 
 import pytest
@@ -147,6 +149,11 @@ def test_coqc_checks_a_proof_with_its_stdlib(sb: LocalSandbox) -> None:
     assert call(sb, code) == [0, "", True]
 
 
+# The interpreter itself, not a virtualenv's link to it: a virtualenv in a checkout
+# under /tmp (a CI clone) is covered by each job's private /tmp.
+PYTHON = os.path.realpath(sys.executable)
+
+
 def test_python_threads_processes_and_sockets(sb: LocalSandbox) -> None:
     code = (
         "import asyncio, concurrent.futures, os, socket, subprocess, sys, threading, mmap, time\n"
@@ -154,7 +161,7 @@ def test_python_threads_processes_and_sockets(sb: LocalSandbox) -> None:
         "    with concurrent.futures.ThreadPoolExecutor(2) as ex:\n        a = sum(ex.map(abs, [-1, -2]))\n"
         "    pid = os.fork()\n    if pid == 0:\n        os._exit(7)\n"
         "    b = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])\n"
-        "    c = subprocess.run([sys.executable, '-c', 'print(5)'], capture_output=True).stdout\n"
+        f"    c = subprocess.run([{PYTHON!r}, '-c', 'print(5)'], capture_output=True).stdout\n"
         "    x, y = socket.socketpair()\n    x.send(b'z')\n"
         "    m = mmap.mmap(-1, 4096)\n    m[0] = 1\n    fd = os.memfd_create('x')\n    os.write(fd, b'q')\n"
         "    asyncio.run(asyncio.sleep(0.001))\n"
