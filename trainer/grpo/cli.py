@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -71,7 +72,13 @@ def run(cfg: TrainConfig) -> dict[str, object]:
         return train(cfg.model_copy(update={"url": url}))
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    # SIGTERM unwinds like an error would, so a `--serve` service is stopped, not orphaned.
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     cfg = config_from(build_parser().parse_args(argv))
     summary = run(cfg)
     json.dump(summary, sys.stdout, indent=2)

@@ -86,10 +86,13 @@ def run_step(step: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
 
 def _resolve(argv: list[str], env: dict[str, str]) -> list[str]:
     """A tool named without a path is looked up here, on the sandbox's PATH (a backend
-    may hold its toolchains elsewhere than the host); `python` is this interpreter."""
+    may hold its toolchains elsewhere than the host); `python` is this interpreter, by
+    its base path: a virtualenv's link to it may lie where jobs cannot see (a checkout
+    under /tmp is covered by the job's private /tmp)."""
     if os.path.isabs(argv[0]):
         return argv
-    found = sys.executable if argv[0] == "python" else shutil.which(argv[0], path=env["PATH"])
+    base = getattr(sys, "_base_executable", sys.executable)  # CPython's; typeshed does not list it
+    found = base if argv[0] == "python" else shutil.which(argv[0], path=env["PATH"])
     if not found:
         raise FileNotFoundError(f"{argv[0]} is not installed in the sandbox")
     return [found, *argv[1:]]

@@ -22,7 +22,7 @@ def _item(response: str, ground_truth: Any, **params: str) -> dict[str, Any]:
 def test_listed_with_schemas_and_examples(http: httpx.Client) -> None:
     listed = {v["name"]: v for v in http.get("/v1/verifiers").json()["verifiers"]}
     ifeval = listed["ifeval"]
-    assert ifeval["available"] is True and ifeval["source"] == "entry_point:rlvr"
+    assert ifeval["available"] is True and ifeval["source"] == "builtin"
     assert ifeval["ground_truth_schema"]["examples"] and ifeval["params_schema"]["examples"]
     ids = ifeval["ground_truth_schema"]["properties"]["instruction_id_list"]["items"]["enum"]
     assert len(ids) == 25
