@@ -161,5 +161,9 @@ def test_proof_that_runs_forever_times_out(script: str) -> None:
     out = grade(script, timeout_s=3)
     assert out.score == 0.0 and not out.mask
     assert out.verdict in ("timeout", "incorrect")
-    if "vm_compute" not in script:  # that one may run out of memory first
-        assert out.verdict == "timeout", out.reason
+    if "vm_compute" in script:  # that one may run out of memory first
+        return
+    # A recursion that is not a tail call may exhaust coqc's stack before the clock, on a
+    # fast machine: the script's fault as much as a timeout is, and as unmasked.
+    overflowed = "let rec" in script and "Stack overflow" in out.reason
+    assert out.verdict == "timeout" or overflowed, out.reason
