@@ -1,10 +1,12 @@
 """Sandbox throughput: isolated runs/s of a trivial Python test against a fresh
-`python -c` per run, then HumanEval graded end to end through HTTP.
+`python -c` per run, then the `code` verifier end to end through HTTP: trivial
+call-based items in batches of 500, and HumanEval.
 
     .venv/bin/python -m bench.sandbox [--runs 2000] [--procs 2] [--skip-http]
 
 Isolated runs use one client process per core, each with its own zygote (as verifier
-workers do), submitting jobs concurrently.
+workers do), submitting jobs concurrently. Through HTTP, every item's response is
+distinct (a numbered comment), so no verdict comes from the cache.
 """
 
 from __future__ import annotations
@@ -88,21 +90,37 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def humaneval_http(batch: int) -> tuple[float, int, int]:
-    import httpx
+def trivial_items(n: int, tag: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "prompt": "",
+            "response": f"```python\n{CODE}# {tag} {i}\n```",
+            "verifier": "code",
+            "ground_truth": {"fn_name": "add", "inputs": [[i, 1]], "outputs": [i + 1]},
+        }
+        for i in range(n)
+    ]
 
+
+def humaneval_items(tag: str) -> list[dict[str, Any]]:
     from tests.verifiers.code.humaneval_data import canonical, ground_truth, load_problems
 
-    items = [
+    return [
         {
             "prompt": p["prompt"],
-            "response": f"```python\n{canonical(p)}\n```",
+            "response": f"```python\n{canonical(p)}\n# {tag}\n```",
             "verifier": "code",
             "ground_truth": ground_truth(p),
-            "params": {},
         }
         for p in load_problems()
     ]
+
+
+def http_rate(rounds: list[list[dict[str, Any]]]) -> tuple[float, int, int]:
+    """Items/s through `POST /v1/grade` of a fresh `rlvr serve`, one request per round,
+    and how many of the items got reward 1."""
+    import httpx
+
     port = _free_port()
     server = _start_server(port)
     try:
@@ -112,16 +130,40 @@ def humaneval_http(batch: int) -> tuple[float, int, int]:
             client.post("/v1/grade", json={"items": _warm_up_items()})
             started = time.perf_counter()
             rewards: list[float] = []
-            for i in range(0, len(items), batch):
-                r = client.post("/v1/grade", json={"items": items[i : i + batch]})
+            for items in rounds:
+                r = client.post("/v1/grade", json={"items": items})
                 if r.status_code != 200:
                     raise RuntimeError(f"/v1/grade answered {r.status_code}: {r.text[:500]}")
                 rewards += [x["reward"] for x in r.json()["results"]]
             elapsed = time.perf_counter() - started
-        return len(items) / elapsed, sum(x == 1.0 for x in rewards), len(items)
+        return len(rewards) / elapsed, sum(x == 1.0 for x in rewards), len(rewards)
     finally:
         server.terminate()
         server.wait(timeout=15)
+
+
+def fresh_interpreter_items(items: list[dict[str, Any]], procs: int) -> float:
+    """The anchor: each item's program and its tests in a fresh `python -c`, no isolation."""
+
+    def program(item: dict[str, Any]) -> str:
+        code = item["response"].split("```python\n", 1)[1].rsplit("```", 1)[0]
+        gt = item["ground_truth"]
+        if "fn_name" in gt:
+            checks = [
+                f"assert {gt['fn_name']}(*{args!r}) == {out!r}"
+                for args, out in zip(gt["inputs"], gt["outputs"], strict=True)
+            ]
+            return code + "\n" + "\n".join(checks) + "\n"
+        return code + "\n" + gt["test"] + f"\ncheck({gt['entry_point']})\n"
+
+    def one(item: dict[str, Any]) -> int:
+        return subprocess.run([sys.executable, "-c", program(item)], check=False, capture_output=True).returncode
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(procs) as pool:
+        codes = list(pool.map(one, items))
+    assert not any(codes), "a fresh interpreter failed an item the sandbox passes"
+    return len(items) / (time.perf_counter() - started)
 
 
 def _start_server(port: int) -> subprocess.Popen[bytes]:
@@ -165,7 +207,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--procs", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--batch", type=int, default=164, help="HumanEval items per HTTP request")
+    parser.add_argument("--batch", type=int, default=500, help="trivial items per HTTP request")
+    parser.add_argument("--http-items", type=int, default=5000, help="trivial items graded through HTTP")
+    parser.add_argument("--humaneval-rounds", type=int, default=5, help="requests of all 164 HumanEval items")
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -179,11 +223,24 @@ def main() -> None:
     print(f"  fresh `python -c` subprocess per run, no isolation: {fresh:8.0f} runs/s")
     print(f"  ratio: {rate / fresh:.2f}x")
     if not args.skip_http:
-        items_s, passed, total = humaneval_http(args.batch)
-        print(
-            f"HumanEval end to end through HTTP (/v1/grade, canonical solutions): {items_s:.1f} items/s, "
-            f"{passed}/{total} reward 1"
-        )
+        _http_report(args.http_items, args.batch, args.humaneval_rounds, args.procs)
+
+
+def _http_report(n: int, batch: int, humaneval_rounds: int, procs: int) -> None:
+    trivial = trivial_items(n, "run")
+    rate, passed, total = http_rate([trivial[i : i + batch] for i in range(0, n, batch)])
+    fresh = fresh_interpreter_items(trivial[: max(200, n // 10)], procs)
+    print(f"trivial call-based Python items through HTTP (/v1/grade, batches of {batch})")
+    print(f"  rlvr serve, code verifier:                 {rate:8.0f} items/s  ({passed}/{total} reward 1)")
+    print(f"  fresh `python -c` per item, no isolation:  {fresh:8.0f} items/s")
+    print(f"  ratio: {rate / fresh:.2f}x")
+    rounds = [humaneval_items(f"round {r}") for r in range(humaneval_rounds)]
+    rate, passed, total = http_rate(rounds)
+    fresh = fresh_interpreter_items(rounds[0], procs)
+    print(f"HumanEval canonical solutions through HTTP ({humaneval_rounds} requests of {len(rounds[0])} items)")
+    print(f"  rlvr serve, code verifier:                 {rate:8.0f} items/s  ({passed}/{total} reward 1)")
+    print(f"  fresh `python -c` per item, no isolation:  {fresh:8.0f} items/s")
+    print(f"  ratio: {rate / fresh:.2f}x")
 
 
 if __name__ == "__main__":

@@ -14,10 +14,11 @@ import math
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome, Verdict
 from rlvr.verifiers.registry import LoadedVerifier, Registry
 
 PREPARED_CACHE_ENTRIES = 4096
@@ -163,6 +164,45 @@ class UnitRunner:
         if len(self._prepared) > PREPARED_CACHE_ENTRIES:
             self._prepared.popitem(last=False)
         return params, ground_truth
+
+    def batch_size(self, unit: Unit) -> int:
+        """How many units of `unit`'s verifier may be verified together (1: alone)."""
+        try:
+            return self.registry.get(unit.verifier).max_batch
+        except Exception:
+            return 1  # `run` reports why the verifier cannot be had
+
+    def run_batch(self, units: Sequence[Unit]) -> list[UnitResult | None]:
+        """Units of one batching verifier, verified together; None for a unit that is to
+        be verified alone with `run` (the verifier said so, or its preparation or the
+        batch failed: `run` then reports the failure as its own)."""
+        started = time.perf_counter()
+        results: list[UnitResult | None] = [None] * len(units)
+        entries: list[BatchEntry] = []
+        where: list[int] = []
+        try:
+            loaded = self.registry.get(units[0].verifier)
+            assert loaded.verify_many is not None
+            for index, unit in enumerate(units):
+                try:
+                    params, ground_truth = self._prepare(loaded, unit)
+                except Exception:
+                    continue
+                item = GradeInput(unit.prompt, unit.response)
+                entries.append(BatchEntry(item, params, ground_truth, unit.deadline_s))
+                where.append(index)
+            outcomes = loaded.verify_many(entries) if entries else []
+        except Exception:
+            return results
+        if not isinstance(outcomes, list) or len(outcomes) != len(entries):
+            return results
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        for index, outcome in zip(where, outcomes, strict=True):
+            if outcome is not None:
+                result = _result_from_outcome(outcome, units[index].verifier)
+                result.elapsed_ms = elapsed_ms
+                results[index] = result
+        return results
 
     def run(self, unit: Unit) -> UnitResult:
         started = time.perf_counter()

@@ -26,13 +26,14 @@ A complete plugin::
     0.0
 
 Besides `Verifier`, a plugin may implement any of the optional protocols below
-(`Preparing`, `Availability`, `HasDescription`, `HasDefaultDeadline`); the registry
-recognises them when it loads the plugin.
+(`Preparing`, `BatchVerifying`, `Availability`, `HasDescription`, `HasDefaultDeadline`);
+the registry recognises them when it loads the plugin.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -101,6 +102,39 @@ class Preparing(Protocol):
     """
 
     def prepare(self, params: Any, ground_truth: Any) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BatchEntry:
+    """One item of a `verify_many` batch, with its params and (prepared) ground truth:
+    what `verify` would have been called with; and its deadline, in seconds of CPU,
+    which the batch must hold it to (alone, the worker does)."""
+
+    item: GradeInput
+    params: Any
+    ground_truth: Any
+    deadline_s: float
+
+
+@runtime_checkable
+class BatchVerifying(Protocol):
+    """Optional hook: verify many items at once, e.g. with all their sandbox jobs in
+    flight together, where `verify` would wait for each in turn.
+
+    A worker hands a batch of at most `max_batch` items of this verifier to
+    `verify_many`, which returns one entry per item, in order: its `Outcome`, or None
+    when the batch cannot judge the item fairly (a run that timed out while sharing
+    the machine with the rest of the batch): the worker then calls `verify` for it
+    alone, under its own deadline. Each item's deadline must hold inside the batch (the
+    code verifier caps every job's CPU and wall time at it, and leaves a job stopped
+    there to `verify`). The worker's backstop stops a batch that used the CPU of all its
+    deadlines, or that is past the stall limit of the longest with nothing of its own
+    running, and verifies its items again one at a time.
+    """
+
+    max_batch: ClassVar[int]
+
+    def verify_many(self, entries: Sequence[BatchEntry]) -> list[Outcome | None]: ...
 
 
 @runtime_checkable

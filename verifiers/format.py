@@ -39,9 +39,7 @@ TAG_NAME = r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"
 class FormatParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    preset: Literal["think_answer", "regex", "tags"] = Field(
-        "think_answer", description="Which format check to run."
-    )
+    preset: Literal["think_answer", "regex", "tags"] = Field("think_answer", description="Which format check to run.")
     pattern: str | None = Field(
         None, max_length=MAX_PATTERN_CHARS, description="`regex` preset: pattern the whole response must match."
     )

@@ -10,14 +10,23 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from rlvr.verifiers.base import Availability, HasDefaultDeadline, HasDescription, Preparing, Verifier
+from rlvr.verifiers.base import (
+    Availability,
+    BatchEntry,
+    BatchVerifying,
+    HasDefaultDeadline,
+    HasDescription,
+    Outcome,
+    Preparing,
+    Verifier,
+)
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
 
@@ -59,6 +68,9 @@ class LoadedVerifier:
     default_deadline_s: float | None
     prepare: Callable[[Any, Any], Any] | None
     availability: Callable[[], dict[str, Any]] | None
+    # With its largest batch: None when the verifier verifies one item at a time.
+    verify_many: Callable[[Sequence[BatchEntry]], list[Outcome | None]] | None = None
+    max_batch: int = 1
 
     @property
     def name(self) -> str:
@@ -109,7 +121,17 @@ def _loaded_verifier(instance: Verifier, source: str) -> LoadedVerifier:
         default_deadline_s=_default_deadline(instance),
         prepare=instance.prepare if isinstance(instance, Preparing) else None,
         availability=instance.availability if isinstance(instance, Availability) else None,
+        **_batching(instance),
     )
+
+
+def _batching(instance: Verifier) -> dict[str, Any]:
+    if not isinstance(instance, BatchVerifying):
+        return {}
+    max_batch = instance.max_batch
+    if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+        raise PluginError(f"verifier {instance.name!r}: max_batch must be a positive int, not {max_batch!r}")
+    return {"verify_many": instance.verify_many, "max_batch": max_batch}
 
 
 def _host_availability(loaded: LoadedVerifier) -> dict[str, Any]:
@@ -125,10 +147,10 @@ def _host_availability(loaded: LoadedVerifier) -> dict[str, Any]:
 class Registry:
     """Verifiers by name, each loaded on first use with its capabilities resolved::
 
-        >>> from rlvr.verifiers.registry import Registry
-        >>> fmt = Registry(use_entry_points=False).get("format")
-        >>> fmt.name, fmt.version, fmt.default_deadline_s, fmt.prepare is None
-        ('format', '1.0.0', 5.0, True)
+    >>> from rlvr.verifiers.registry import Registry
+    >>> fmt = Registry(use_entry_points=False).get("format")
+    >>> fmt.name, fmt.version, fmt.default_deadline_s, fmt.prepare is None
+    ('format', '1.0.0', 5.0, True)
     """
 
     def __init__(self, config: BuiltinConfig | None = None, *, use_entry_points: bool = True) -> None:

@@ -76,9 +76,7 @@ def guard_filter(protected: int) -> bytes:
     def jump(frm: int, label: str | None) -> int:
         return 0 if label is None else where[label] - frm - 1
 
-    return b"".join(
-        struct.pack("=HBBI", op, jump(i, jt), jump(i, jf), k) for i, (op, jt, jf, k, _) in enumerate(lines)
-    )
+    return b"".join(struct.pack("=HBBI", op, jump(i, jt), jump(i, jf), k) for i, (op, jt, jf, k, _) in enumerate(lines))
 
 
 class DockerPrivileges:

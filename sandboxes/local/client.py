@@ -32,6 +32,10 @@ START_TIMEOUT_S = 60.0
 EXIT_GRACE_S = 1.0
 CLOSE_GRACE_S = 2.0
 MAX_CONCURRENT = 64
+# The memory limits of a client's jobs in flight add up to at most this (any one job
+# may still run alone): a batch of jobs at their limits must not bring on the host's
+# OOM killer, which picks its victims from every job.
+MEMORY_IN_FLIGHT_MB = 8192
 # What of the worker's environment jobs inherit (the rest may hold credentials).
 JOB_ENV = ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV")
 # The folder that holds the `rlvr` package (site-packages, or the checkout of an
@@ -175,7 +179,7 @@ class LocalSandbox:
         sel.register(sock, selectors.EVENT_READ, None)
         try:
             while waiting or active:
-                while waiting and len(active) < MAX_CONCURRENT:
+                while waiting and _room(active, waiting[-1]):
                     job = waiting.pop()
                     if self._submit(job, sock, sel):
                         active[job.id] = job
@@ -370,6 +374,15 @@ class LocalSandbox:
             result.records = _records(channel[len(core.ACCEPTED) :], job.spec.limits.max_records)
         result.status, result.infra_error = _outcome(job, result, accepted)
         return result
+
+
+def _room(active: dict[int, _JobState], job: _JobState) -> bool:
+    if not active:
+        return True
+    if len(active) >= MAX_CONCURRENT:
+        return False
+    committed = sum(other.spec.limits.memory_mb for other in active.values())
+    return committed + job.spec.limits.memory_mb <= MEMORY_IN_FLIGHT_MB
 
 
 def _too_long() -> dict[str, Any]:

@@ -10,6 +10,13 @@ units; the worker answers with the chunk's results, in order, and meanwhile repo
 shared memory which unit it is on, since when and at what CPU time, so the deadline of
 a unit runs from when the worker starts it and queueing never counts against an item.
 
+Consecutive units of a verifier that verifies many at once (`BatchVerifying`: the code
+verifier keeps their sandbox jobs in flight together) go to it together, and the
+progress marks the whole batch. The verifier holds each item to its deadline inside the
+batch; the thread stops a batch that used the CPU of all its deadlines, or that passed
+the wall limit of the longest with none of its programs running, and its units then go
+again one at a time, each under its own deadline as below.
+
 A deadline is CPU time, as judges count it (see `dispatch.cpu`: the worker's and that of
 the programs it runs for the unit): a unit that used its deadline of CPU gets `timeout`
 (the graded item's fault). A unit that overran `stall_wall_factor` times
@@ -64,19 +71,48 @@ def _worker_main(conn: Connection, progress: Any, max_rss_mb: int, config: Built
     runner = UnitRunner(Registry(config))
     while True:
         try:
-            chunk: list[Unit] | None = conn.recv()
+            message: tuple[list[Unit], bool] | None = conn.recv()
         except (EOFError, OSError):
             return
-        if chunk is None:
+        if message is None:
             return
-        results = []
-        for index, unit in enumerate(chunk):
-            # Start times first, then index: a reader that sees the new index sees its start.
-            progress[2] = time.process_time()
-            progress[1] = time.monotonic()
-            progress[0] = index
-            results.append(runner.run(unit))
-        conn.send(results)
+        chunk, batching = message
+        conn.send(_verify_chunk(runner, chunk, progress, batching))
+
+
+def _mark(progress: Any, index: int, count: int) -> None:
+    """Tell the watching thread that units `index` to `index + count - 1` start now.
+    Start times first, then index: a reader that sees the new index sees its start."""
+    progress[3] = count
+    progress[2] = time.process_time()
+    progress[1] = time.monotonic()
+    progress[0] = index
+
+
+def _verify_chunk(runner: UnitRunner, chunk: list[Unit], progress: Any, batching: bool) -> list[UnitResult]:
+    results: list[UnitResult] = []
+    start = 0
+    while start < len(chunk):
+        count = _batch_at(runner, chunk, start) if batching else 1
+        _mark(progress, start, count)
+        batch = runner.run_batch(chunk[start : start + count]) if count > 1 else [None]
+        for offset, result in enumerate(batch):
+            if result is None:
+                _mark(progress, start + offset, 1)
+                result = runner.run(chunk[start + offset])
+            results.append(result)
+        start += count
+    return results
+
+
+def _batch_at(runner: UnitRunner, chunk: list[Unit], start: int) -> int:
+    """How many units from `start` on are verified together: consecutive units of one
+    verifier, as many as it takes at once."""
+    limit = runner.batch_size(chunk[start])
+    end = start + 1
+    while end < len(chunk) and end - start < limit and chunk[end].verifier == chunk[start].verifier:
+        end += 1
+    return end - start
 
 
 @dataclass
@@ -95,6 +131,8 @@ class _Stop:
     index: int
     result: UnitResult
     retry: bool = False
+    # A batch (count > 1) that stalled or crashed: its units go again, one at a time.
+    count: int = 1
 
 
 class _Worker:
@@ -111,9 +149,9 @@ class _Worker:
     def spawn(self) -> None:
         parent, child = mp.Pipe(duplex=True)
         # Shared [index of the unit being verified, its wall start, the worker's CPU time at
-        # its start]: results come back once per chunk, and this is how each unit's own
-        # deadline is still enforced.
-        self.progress = self.pool.ctx.RawArray("d", 3)
+        # its start, how many units from index on are verified together]: results come
+        # back once per chunk, and this is how each unit's own deadline is still enforced.
+        self.progress = self.pool.ctx.RawArray("d", 4)
         proc = self.pool.ctx.Process(
             target=_worker_main,
             args=(child, self.progress, self.pool.max_rss_mb, self.pool.config),
@@ -172,16 +210,22 @@ class _Worker:
         results: list[UnitResult | None] = [None] * len(units)
         stalls = [0] * len(units)
         todo = list(range(len(units)))
+        batching = True
         while todo:
             conn = self._ensure()
-            self.progress[0], self.progress[1] = -1.0, time.monotonic()
+            self.progress[0], self.progress[1], self.progress[3] = -1.0, time.monotonic(), 1.0
             sent = [units[i] for i in todo]
-            conn.send(sent)
+            conn.send((sent, batching))
             outcome = self._wait(conn, sent)
             if not isinstance(outcome, _Stop):
                 for i, res in zip(todo, outcome, strict=True):
                     results[i] = res
                 break
+            if outcome.count > 1:
+                # Which unit of the batch is to blame is unknown: alone, each is judged
+                # by its own deadline.
+                batching = False
+                continue
             # The worker died with the results of this chunk: the failing unit gets its
             # verdict (or, stalled, another try), and the others (cheap, deterministic)
             # run again on a fresh worker.
@@ -196,10 +240,13 @@ class _Worker:
     def _wait(self, conn: Connection, sent: list[Unit]) -> list[UnitResult] | _Stop:
         """The chunk's results, or why the worker was killed before it finished."""
         while True:
-            index = int(self.progress[0])
-            verdict = self._judge(index, sent[max(index, 0)].deadline_s)
+            index, count = int(self.progress[0]), int(self.progress[3])
+            if count > 1:
+                verdict = self._judge_batch(index, sent[index : index + count])
+            else:
+                verdict = self._judge(index, sent[max(index, 0)].deadline_s)
             if isinstance(verdict, _Stop):
-                if int(self.progress[0]) != index:
+                if int(self.progress[0]) != index or int(self.progress[3]) != count:
                     continue  # the worker moved on while we measured
                 self.kill()
                 self.pool.on_restart("stalled" if verdict.retry else "deadline")
@@ -210,6 +257,27 @@ class _Worker:
                     return results
                 except (EOFError, OSError):
                     return self._crashed()
+
+    def _judge_batch(self, index: int, batch: list[Unit]) -> float | _Stop:
+        """How long to wait before looking again at a batch of units verified together,
+        or a _Stop when it went wrong: it used the CPU of all its deadlines together, or
+        it is past the wall limit of its longest deadline with none of its programs
+        running (each program's own limits are the verifier's to enforce)."""
+        started, cpu_start = float(self.progress[1]), float(self.progress[2])
+        wall = time.monotonic() - started
+        longest = max(unit.deadline_s for unit in batch)
+        wall_limit = longest * self.pool.stall_wall_factor
+        if wall < longest:
+            return min(PROGRESS_CHECK_S, longest - wall)
+        usage = unit_usage(self.process.pid, cpu_start, started) if self.process is not None else None
+        if usage is None:
+            return PROGRESS_CHECK_S  # gone: the pipe reports it
+        failure = infrastructure_failure("a batch of units stalled or overran its deadlines")
+        if usage.cpu_s >= sum(unit.deadline_s for unit in batch):
+            return _Stop(index, failure, True, len(batch))
+        if wall >= wall_limit and not usage.program_alive:
+            return _Stop(index, failure, True, len(batch))
+        return PROGRESS_CHECK_S
 
     def _judge(self, index: int, deadline_s: float) -> float | _Stop:
         """How long to wait before looking again, or a _Stop when the unit at `index`
@@ -243,10 +311,9 @@ class _Worker:
         self.kill()
         self.pool.on_restart("crashed")
         # Read progress afresh: the worker may have moved on while we waited.
-        where = max(int(self.progress[0]), 0)
-        return _Stop(
-            where, infrastructure_failure(f"verifier worker died while grading (exit code {code})", exit_code=code)
-        )
+        where, count = max(int(self.progress[0]), 0), max(int(self.progress[3]), 1)
+        failure = infrastructure_failure(f"verifier worker died while grading (exit code {code})", exit_code=code)
+        return _Stop(where, failure, count=count)
 
 
 class EmbeddedDispatcher:

@@ -60,6 +60,19 @@ class Hooked(Good):
         return {"available": False, "why": "no toolchain"}
 
 
+class Batching(Good):
+    name = "batching"
+    max_batch = 8
+
+    def verify_many(self, entries: list[Any]) -> list[Outcome | None]:
+        return [None for _ in entries]
+
+
+class BadBatch(Batching):
+    name = "badbatch"
+    max_batch = 0
+
+
 class FailingAvailability(Good):
     name = "failingavailability"
 
@@ -70,7 +83,7 @@ class FailingAvailability(Good):
 @pytest.fixture
 def fake_module(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     mod = types.ModuleType("rlvr_fake_plugins")
-    for cls in (Good, Misnamed, NoVerify, Bare, Hooked, FailingAvailability):
+    for cls in (Good, Misnamed, NoVerify, Bare, Hooked, Batching, BadBatch, FailingAvailability):
         setattr(mod, cls.__name__, cls)
     monkeypatch.setitem(sys.modules, "rlvr_fake_plugins", mod)
     yield "rlvr_fake_plugins"
@@ -118,6 +131,23 @@ def test_optional_capabilities_are_recognised_at_load(monkeypatch: pytest.Monkey
     assert described["hooked"]["availability"] == {"available": False, "why": "no toolchain"}
 
 
+def test_batching_is_recognised_at_load(monkeypatch: pytest.MonkeyPatch, fake_module: str) -> None:
+    reg = make(monkeypatch, {"batching": f"{fake_module}:Batching", "bare": f"{fake_module}:Bare"})
+    batching, bare = reg.get("batching"), reg.get("bare")
+    assert batching.max_batch == 8 and batching.verify_many is not None
+    assert batching.verify_many([1, 2]) == [None, None]
+    assert (bare.max_batch, bare.verify_many) == (1, None)
+    assert Registry(use_entry_points=False).get("code").max_batch > 1
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "8", None])
+def test_a_bad_batch_size_is_refused(monkeypatch: pytest.MonkeyPatch, fake_module: str, bad: object) -> None:
+    monkeypatch.setattr(BadBatch, "max_batch", bad)
+    reg = make(monkeypatch, {"badbatch": f"{fake_module}:BadBatch"})
+    with pytest.raises(PluginError, match="max_batch"):
+        reg.get("badbatch")
+
+
 def test_failing_availability_is_shown_not_raised(monkeypatch: pytest.MonkeyPatch, fake_module: str) -> None:
     reg = make(monkeypatch, {"failingavailability": f"{fake_module}:FailingAvailability"})
     described = {d["name"]: d for d in reg.describe()}["failingavailability"]
@@ -139,9 +169,7 @@ def test_unknown_name(monkeypatch: pytest.MonkeyPatch) -> None:
         ("rlvr_fake_plugins:NoVerify", "lacks required attribute 'verify'"),
     ],
 )
-def test_broken_plugins_reported(
-    monkeypatch: pytest.MonkeyPatch, fake_module: str, target: str, message: str
-) -> None:
+def test_broken_plugins_reported(monkeypatch: pytest.MonkeyPatch, fake_module: str, target: str, message: str) -> None:
     name = target.split(":")[1].lower()
     reg = make(monkeypatch, {name: target})
     with pytest.raises(PluginError, match=message):

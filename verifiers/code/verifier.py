@@ -6,14 +6,16 @@ from __future__ import annotations
 import ast
 import math
 import shutil
+import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox, isolation_report
 from rlvr.sandboxes.base import Limits, meets_isolation
 from rlvr.sandboxes.runner import wire
-from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome, Verdict
 from rlvr.verifiers.code import compare
 from rlvr.verifiers.code.description import COMPARISON_RULES
 from rlvr.verifiers.code.extract import extract_code
@@ -28,6 +30,8 @@ from rlvr.verifiers.code.models import (
 from rlvr.verifiers.config import SandboxPolicy
 
 DEADLINE_S = 30.0
+# Items whose jobs a worker keeps in flight at once (`verify_many`).
+MAX_BATCH = 32
 # A job is killed after this long, well inside DEADLINE_S, so that a slow program is
 # graded here instead of taking its worker down with the dispatcher's kill.
 MAX_JOB_WALL_S = 24.0
@@ -88,6 +92,7 @@ class CodeVerifier:
     params_model = CodeParams
     ground_truth_model = GroundTruth
     default_deadline_s = DEADLINE_S
+    max_batch = MAX_BATCH
 
     def __init__(self, policy: SandboxPolicy | None = None) -> None:
         self.policy = policy or SandboxPolicy()
@@ -138,25 +143,52 @@ class CodeVerifier:
         return Prepared(gt.language, mode, len(gt.inputs), job, None, list(gt.outputs))
 
     def verify(self, item: GradeInput, params: CodeParams, ground_truth: Any) -> Outcome:
-        prep = ground_truth if isinstance(ground_truth, Prepared) else self.prepare(params, ground_truth)
-        refusal = self._refusal(prep)
-        if refusal is not None:
-            return refusal
-        code = extract_code(item.response, prep.language)
-        if not code.strip():
-            return Outcome(0.0, Verdict.NO_ANSWER, "the response contains no code")
-        spec = self._spec(prep, code, params)
-        try:
-            result = get_sandbox(self.policy.backend, self.policy.docker).run(spec)
-        except SandboxUnavailable as exc:
-            return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
-        return grade(prep, params, result)
+        # Alone, the worker holds the item to its deadline.
+        entry = BatchEntry(item, params, ground_truth, MAX_JOB_WALL_S)
+        return self._verify([entry], alone=True)[0] or _lost()
 
-    def _refusal(self, prep: Prepared) -> Outcome | None:
-        tool = _toolchains().get(prep.language)
-        if tool is None:
-            name = {"cpp": "g++", "javascript": "node"}.get(prep.language, prep.language)
-            return Outcome(0.0, Verdict.ERROR, f"toolchain for {prep.language} ({name}) is not installed", mask=True)
+    def verify_many(self, entries: Sequence[BatchEntry]) -> list[Outcome | None]:
+        """The entries' jobs run in the sandbox together. An entry whose run may have
+        been judged by the batch's contention rather than by its program (a timeout,
+        a kill nobody asked for, the sandbox failing) is None: verified alone."""
+        return self._verify(entries, alone=False)
+
+    def _verify(self, entries: Sequence[BatchEntry], *, alone: bool) -> list[Outcome | None]:
+        outcomes: list[Outcome | None] = [None] * len(entries)
+        runs: list[tuple[int, Prepared, CodeParams, RunSpec]] = []
+        isolation = self._isolation_refusal()
+        for index, entry in enumerate(entries):
+            params: CodeParams = entry.params
+            gt = entry.ground_truth
+            prep = gt if isinstance(gt, Prepared) else self.prepare(params, gt)
+            early = isolation or self._toolchain_refusal(prep)
+            code = "" if early is not None else extract_code(entry.item.response, prep.language)
+            if early is None and not code.strip():
+                early = Outcome(0.0, Verdict.NO_ANSWER, "the response contains no code")
+            if early is not None:
+                outcomes[index] = early
+            else:
+                runs.append((index, prep, params, self._spec(prep, code, params, entry.deadline_s)))
+        if not runs:
+            return outcomes
+        try:
+            results = get_sandbox(self.policy.backend, self.policy.docker).run_many([run[3] for run in runs])
+        except SandboxUnavailable as exc:
+            for index, *_ in runs:
+                outcomes[index] = Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
+            return outcomes
+        for (index, prep, params, _spec), result in zip(runs, results, strict=True):
+            if alone or not _judged_by_company(result):
+                outcomes[index] = grade(prep, params, result)
+        return outcomes
+
+    def _toolchain_refusal(self, prep: Prepared) -> Outcome | None:
+        if _toolchains().get(prep.language) is not None:
+            return None
+        name = {"cpp": "g++", "javascript": "node"}.get(prep.language, prep.language)
+        return Outcome(0.0, Verdict.ERROR, f"toolchain for {prep.language} ({name}) is not installed", mask=True)
+
+    def _isolation_refusal(self) -> Outcome | None:
         try:
             level = get_sandbox(self.policy.backend, self.policy.docker).isolation().get("isolation", "none")
         except SandboxUnavailable as exc:
@@ -172,7 +204,7 @@ class CodeVerifier:
             )
         return None
 
-    def _spec(self, prep: Prepared, code: str, params: CodeParams) -> RunSpec:
+    def _spec(self, prep: Prepared, code: str, params: CodeParams, deadline_s: float) -> RunSpec:
         tools = _toolchains()
         job = {
             **prep.job,
@@ -183,7 +215,7 @@ class CodeVerifier:
         }
         per_test = params.timeout_s
         wall = JOB_OVERHEAD_S + per_test * prep.n_tests + (COMPILE_TIMEOUT_S if prep.language == "cpp" else 0.0)
-        wall = min(wall, MAX_JOB_WALL_S)
+        wall = min(wall, MAX_JOB_WALL_S, deadline_s)
         memory = params.memory_mb
         if prep.language == "cpp":
             memory = max(memory, COMPILE_MEMORY_MB)  # the runner lowers it again for each test run
@@ -191,6 +223,22 @@ class CodeVerifier:
             memory = max(memory, NODE_MEMORY_MB)  # V8 reserves address space; its heap flag bounds use
         limits = Limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory)
         return RunSpec(job, limits, prep.tests)
+
+
+def _lost() -> Outcome:
+    return Outcome(0.0, Verdict.ERROR, "the sandbox returned no result", mask=True)
+
+
+def _judged_by_company(result: RunResult) -> bool:
+    """Whether a run that shared the machine with a batch may owe its end to the rest of
+    the batch: a timeout (wall time, which contention stretches), a SIGKILL that neither
+    the client nor the job's own memory limit sent (the host's OOM killer picks any
+    job), or the sandbox failing. Alone, the same run gets its verdict."""
+    if result.infra_error or result.status == Status.TIMEOUT:
+        return True
+    if result.status == Status.CRASHED and result.signal == signal.SIGKILL:
+        return True
+    return any(record.get("s") == "timeout" or record.get("load") == "timeout" for record in result.records)
 
 
 def _record_map(result: RunResult, n: int) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]], set[int]]:

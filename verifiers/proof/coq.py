@@ -68,8 +68,7 @@ def prepare(gt: ProofGroundTruth) -> CoqJob:
     else:
         header = _require(gt.imports, "Import")
     statement_file = (
-        f"{header}{gt.statement}\nAdmitted.\n"
-        f"Definition rlvr_goal := ltac:(let t := type of @{gt.name} in exact t).\n"
+        f"{header}{gt.statement}\nAdmitted.\nDefinition rlvr_goal := ltac:(let t := type of @{gt.name} in exact t).\n"
     )
     check_file = (
         f"Require {LIBRARY}.Stmt.\nRequire {LIBRARY}.Response.\n"

@@ -67,3 +67,36 @@ class Tally(_TestPlugin):
             f.write(item.response + "\n")
         time.sleep(0.2)  # long enough for concurrent duplicates to arrive while in flight
         return Outcome(1.0, Verdict.CORRECT, "counted")
+
+
+class Batchy(_TestPlugin):
+    """Verifies many at once (`verify_many`), misbehaving there as the response says:
+    `alone` (asks to be verified alone), `hang`, `spin`, `exit`, `raise`; anything else
+    is correct. Alone (`verify`), every response is correct. Each call appends a line
+    to the file named by the ground truth: `batch <n>` or `alone <response>`."""
+
+    name = "batchy"
+    description = "verifies in batches"
+    ground_truth_model = str
+    default_deadline_s = 1.0
+    max_batch = 4
+
+    def verify(self, item: GradeInput, params: NoParams, ground_truth: str) -> Outcome:
+        with open(ground_truth, "a") as f:
+            f.write(f"alone {item.response}\n")
+        return Outcome(1.0, Verdict.CORRECT, "alone")
+
+    def verify_many(self, entries: Any) -> list[Outcome | None]:
+        with open(entries[0].ground_truth, "a") as f:
+            f.write(f"batch {len(entries)}\n")
+        responses = [entry.item.response for entry in entries]
+        if "hang" in responses:
+            time.sleep(3600)
+        if "spin" in responses:
+            while True:
+                pass
+        if "exit" in responses:
+            os._exit(3)
+        if "raise" in responses:
+            raise RuntimeError("batch bug")
+        return [None if r == "alone" else Outcome(1.0, Verdict.CORRECT, f"batch of {len(entries)}") for r in responses]

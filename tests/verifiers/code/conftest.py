@@ -7,7 +7,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from rlvr.sandboxes.local.client import get_local_sandbox
-from rlvr.verifiers.base import GradeInput, Outcome
+from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
 from rlvr.verifiers.config import SandboxPolicy
 from tests.sandboxes.docker.images import sandbox_config
@@ -51,3 +51,27 @@ def _grade_on_backend(request: pytest.FixtureRequest) -> Iterator[None]:
     _DEFAULT["verifier"] = request.getfixturevalue("code_backend") if uses else _VERIFIER
     yield
     _DEFAULT["verifier"] = _VERIFIER
+
+
+def grade_many(
+    entries: list[tuple[str, dict[str, Any]]],
+    *,
+    verifier: CodeVerifier | None = None,
+    deadline_s: float = 30.0,
+    **params: Any,
+) -> tuple[list[Outcome | None], list[Outcome]]:
+    """(response, ground truth) pairs verified as one batch: what `verify_many` said of
+    each, and each item's final outcome, as a worker has it (an item the batch could
+    not judge verified alone)."""
+    verifier = verifier or _DEFAULT["verifier"]
+    p = CodeParams(**params)
+    batch = [
+        BatchEntry(GradeInput("", response), p, verifier.prepare(p, _GT.validate_python(gt)), deadline_s)
+        for response, gt in entries
+    ]
+    said = verifier.verify_many(batch)
+    final = [
+        out if out is not None else verifier.verify(e.item, p, e.ground_truth)
+        for out, e in zip(said, batch, strict=True)
+    ]
+    return said, final

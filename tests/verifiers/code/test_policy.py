@@ -24,6 +24,9 @@ class _WeakSandbox:
     def run(self, spec: Any) -> RunResult:
         return RunResult(Status.OK, records=[{"load": "ok"}, {"i": 0, "s": "ok", "v": 1}])
 
+    def run_many(self, specs: list[Any]) -> list[RunResult]:
+        return [self.run(spec) for spec in specs]
+
 
 def test_below_min_isolation_refuses_with_mask(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(code_verifier, "get_sandbox", lambda backend="local", docker=None: _WeakSandbox())
