@@ -26,7 +26,7 @@ from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, 
 from rlvr.sandboxes.docker import containers, protocol
 from rlvr.sandboxes.docker.config import DockerConfig
 from rlvr.sandboxes.local import client as local
-from rlvr.sandboxes.runner import core, python
+from rlvr.sandboxes.runner import core, python, split
 
 # What `inside` applies to the job's process, read off `Limits` by name.
 JOB_LIMITS = ("cpu_s", "memory_mb", "fsize_mb", "nofile")
@@ -213,7 +213,7 @@ def _request(spec: RunSpec, job: dict[str, Any], config: DockerConfig) -> bytes:
         job["gxx"] = config.gxx
     if "node" in job:
         job["node"] = config.node
-    data = core.frame(job) + (core.frame(spec.tests) if spec.tests is not None else b"")
+    data = core.frame(job) + (core.frame(split.prepare_tests(spec.tests)) if spec.tests is not None else b"")
     return protocol.request({name: getattr(spec.limits, name) for name in JOB_LIMITS}, data)
 
 

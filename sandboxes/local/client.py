@@ -26,7 +26,7 @@ from typing import Any
 
 from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.local import control
-from rlvr.sandboxes.runner import core, python
+from rlvr.sandboxes.runner import core, python, split
 
 START_TIMEOUT_S = 60.0
 EXIT_GRACE_S = 1.0
@@ -198,7 +198,7 @@ class LocalSandbox:
         early = _too_long() if too_long else python.precompile(job)
         if early is not None:
             return _JobState(spec, self._next_id, memoryview(b""), early=early)
-        data = core.frame(job) + (core.frame(spec.tests) if spec.tests is not None else b"")
+        data = core.frame(job) + (core.frame(split.prepare_tests(spec.tests)) if spec.tests is not None else b"")
         return _JobState(spec, self._next_id, memoryview(data))
 
     def _submit(self, job: _JobState, sock: socket.socket, sel: selectors.BaseSelector) -> bool:

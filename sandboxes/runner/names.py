@@ -24,15 +24,19 @@ SOLUTION_MODULE = "solution"
 
 
 def test_namespace(
-    names: dict[str, Any], decode: Callable[[Any], Any], entry: str | None, sources: list[tuple[str, str]]
+    names: dict[str, Any],
+    decode: Callable[[Any], Any],
+    entry: str | None,
+    sources: list[tuple[str, str]],
+    reads: list[str] | None = None,
 ) -> dict[str, Any]:
     """The globals the tests (`sources`) run in: `names` are the program's top-level
     names as sent (wire data), `decode` turns one into the test half's value, `entry`
-    is the entry point. A `solution` module holds the program's names."""
-    wanted, bound = _global_names(sources)
+    is the entry point. A `solution` module holds the program's names. `reads`, if
+    the trusted client found them already, are `global_reads(sources)`."""
     own = set(vars(builtins))
     program: dict[str, Any] = {}
-    for name in sorted(wanted - bound):
+    for name in reads if reads is not None else global_reads(sources):
         if name not in names or (name in own and name != entry):
             continue
         module = None if name == entry else _own_module(name)
@@ -40,6 +44,12 @@ def test_namespace(
     if any(SOLUTION_MODULE in source for source, _ in sources):  # `from solution import f` binds no `solution`
         _install_solution(names, decode, program)
     return {"__name__": "__test__", "__builtins__": builtins, **program}
+
+
+def global_reads(sources: list[tuple[str, str]]) -> list[str]:
+    """The module-level names the tests read and do not bind themselves, sorted."""
+    wanted, bound = _global_names(sources)
+    return sorted(wanted - bound)
 
 
 def _global_names(sources: list[tuple[str, str]]) -> tuple[set[str], set[str]]:

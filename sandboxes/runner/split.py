@@ -321,6 +321,39 @@ def trusted_sys_path() -> None:
     sys.path[:] = [p for p in sys.path if p.startswith("/") and p != "/" and p != "/tmp" and not p.startswith("/tmp/")]
 
 
+# Tests frames made by `prepare_tests`, by their tests: the G responses to one prompt
+# share them.
+PREPARED_TESTS_ENTRIES = 256
+_prepared_tests: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def prepare_tests(tests: dict[str, Any]) -> dict[str, Any]:
+    """The tests frame with what the trusted client can work out once for every job
+    with these tests, where each forked job would pay for it in copied pages: the
+    names the tests read from the program (`reads`) and their code objects (`code`,
+    None where a source is past the compile cap or does not compile: the job compiles
+    it and reports the error). Total: tests it cannot read go as they are."""
+    try:
+        key = (tests["kind"], tests.get("test"), tests.get("entry_point"), tests.get("setup"), *tests.get("tests", ()))
+        hit = _prepared_tests.get(key)
+        if hit is not None:
+            return hit
+        sources = _sources(tests)
+    except (KeyError, TypeError):
+        return tests
+    code: list[CodeType | None] = []
+    for source, filename in sources:
+        try:
+            code.append(python.compile_source(source, filename) if len(source) <= python.PRECOMPILE_MAX_CHARS else None)
+        except python.COMPILE_ERRORS:
+            code.append(None)
+    prepared = {**tests, "reads": names.global_reads(sources), "code": code}
+    if len(_prepared_tests) >= PREPARED_TESTS_ENTRIES:
+        _prepared_tests.pop(next(iter(_prepared_tests)))
+    _prepared_tests[key] = prepared
+    return prepared
+
+
 def _sources(tests: dict[str, Any]) -> list[tuple[str, str]]:
     """The tests' code as (source, filename) pairs, in the order it runs."""
     if tests["kind"] == "check":
@@ -337,22 +370,27 @@ def _run_tests(
     ns = _load(link, timeout_s, channel, tests, sources)
     if ns is None:
         return
-
-    def runs(source: str, filename: str) -> Callable[[], None]:
-        # Compiled inside the test's time limit, like the rest of the test.
-        return lambda: exec(python.compile_source(source, filename), ns)
-
+    compiled = tests.get("code")
+    thunks = [_runs(pair, compiled[i] if type(compiled) is list else None, ns) for i, pair in enumerate(sources)]
     if tests["kind"] == "check":
-        _one(0, runs(*sources[0]), timeout_s, channel)
+        _one(0, thunks[0], timeout_s, channel)
         return
     if tests.get("setup"):
-        setup, sources = sources[0], sources[1:]
-        if not _one(-1, runs(*setup), timeout_s, channel, quiet=True):
+        setup, thunks = thunks[0], thunks[1:]
+        if not _one(-1, setup, timeout_s, channel, quiet=True):
             channel.write({"load": "error", "e": "test setup failed"})
             return
-    for index, (source, filename) in enumerate(sources):
-        if not _one(index, runs(source, filename), timeout_s, channel) and job.get("stop_on_failure"):
+    for index, thunk in enumerate(thunks):
+        if not _one(index, thunk, timeout_s, channel) and job.get("stop_on_failure"):
             break
+
+
+def _runs(source: tuple[str, str], code: Any, ns: dict[str, Any]) -> Callable[[], None]:
+    """A test to run in `ns`: its code object from the trusted client, or its (source,
+    filename) compiled inside the test's time limit, like the rest of the test."""
+    if type(code) is CodeType:
+        return lambda: exec(code, ns)
+    return lambda: exec(python.compile_source(*source), ns)
 
 
 def _load(
@@ -376,8 +414,13 @@ def _load(
         return None
     channel.write({"load": "ok"})
     try:
+        reads = tests.get("reads")
         return names.test_namespace(
-            ready["ready"], lambda v: wire.decode(v, link.proxy), tests.get("entry_point"), sources
+            ready["ready"],
+            lambda v: wire.decode(v, link.proxy),
+            tests.get("entry_point"),
+            sources,
+            reads if type(reads) is list else None,
         )
     except (ValueError, TypeError, KeyError, RecursionError):
         channel.write({"load": "error", "e": "malformed hello from program"})
