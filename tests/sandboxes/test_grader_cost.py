@@ -9,17 +9,8 @@ from __future__ import annotations
 import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
-from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.local.client import LocalSandbox
 from rlvr.sandboxes.runner import core, python
-from tests.services import require
-
-
-@pytest.fixture(scope="module")
-def sb() -> LocalSandbox:
-    box = get_local_sandbox()
-    if box.isolation()["isolation"] != "full":
-        require(False, "full isolation (run as root)")
-    return box
 
 
 def fill(prefix: str, unit: str, suffix: str, size: int) -> str:

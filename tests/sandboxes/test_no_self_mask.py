@@ -14,18 +14,10 @@ from hypothesis import strategies as st
 
 from rlvr.sandboxes import Limits, RunResult, RunSpec, Status
 from rlvr.sandboxes.local import client
-from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.local.client import LocalSandbox
 from rlvr.sandboxes.runner import core
 from tests.sandboxes.jobs import native_job
 from tests.services import require
-
-
-@pytest.fixture(scope="module")
-def sb() -> LocalSandbox:
-    box = get_local_sandbox()
-    if box.isolation()["isolation"] != "full":
-        require(False, "full isolation (run as root)")
-    return box
 
 
 def spec(mode: str, body: str, at_load: bool = False, wall_s: float = 5.0) -> RunSpec:

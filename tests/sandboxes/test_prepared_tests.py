@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunSpec, Status
-from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.local.client import LocalSandbox
 from rlvr.sandboxes.runner import names, python, split
-from tests.services import require
 
 PROGRAM = "import math\ndef f(x):\n    return x * 2\ndef helper():\n    return 7\nsorted = None\n"
 TESTS: list[dict[str, Any]] = [
@@ -29,14 +28,6 @@ TESTS: list[dict[str, Any]] = [
     },
     {"kind": "asserts", "tests": ["assert f(1) == 2  # " + "x" * (python.PRECOMPILE_MAX_CHARS + 1)]},
 ]
-
-
-@pytest.fixture(scope="module")
-def sb() -> LocalSandbox:
-    box = get_local_sandbox()
-    if box.isolation()["isolation"] != "full":
-        require(False, "full isolation (run as root)")
-    return box
 
 
 @pytest.mark.parametrize("tests", TESTS)

@@ -14,17 +14,8 @@ import pytest
 
 from rlvr.sandboxes import RunSpec, Status
 from rlvr.sandboxes.local import isolate, zygote
-from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.local.client import LocalSandbox
 from rlvr.sandboxes.runner import split
-from tests.services import require
-
-
-@pytest.fixture(scope="module")
-def sb() -> LocalSandbox:
-    box = get_local_sandbox()
-    if box.isolation()["isolation"] != "full":
-        require(False, "full isolation (run as root)")
-    return box
 
 
 def run_split(sb: LocalSandbox, code: str, tests: list[str], setup: str | None = None) -> list[dict[str, Any]]:
