@@ -101,6 +101,12 @@ class Server:
     def stop(self) -> None:
         terminate(self.proc)
 
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
 
 class RedisServer:
     """A real redis-server on a free port, without persistence, restartable."""

@@ -17,11 +17,8 @@ from tests.services import Server
 
 @pytest.fixture(scope="module")
 def one_worker(plugin_dir: Path) -> Iterator[str]:
-    server = Server(plugin_dir, "--workers", "1", chunk_size="16")
-    try:
+    with Server(plugin_dir, "--workers", "1", chunk_size="16") as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 def grade(url: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:

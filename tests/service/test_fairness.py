@@ -21,11 +21,8 @@ BIG = 20  # units of 0.2 s each, one per chunk, on one worker
 
 @pytest.fixture(scope="module")
 def serial(plugin_dir: Path) -> Iterator[str]:
-    server = Server(plugin_dir, "--workers", "1", "--chunk-size", "1")
-    try:
+    with Server(plugin_dir, "--workers", "1", "--chunk-size", "1") as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 def tally_items(path: Path, n: int) -> list[dict[str, object]]:

@@ -16,15 +16,12 @@ OK = {"response": "<think>a</think><answer>b</answer>", "verifier": "format"}
 
 @pytest.fixture(scope="module")
 def small(plugin_dir: Path) -> Iterator[str]:
-    server = Server(
+    with Server(
         plugin_dir,
         *("--workers", "1", "--max-items", "5", "--max-request-bytes", "4096", "--max-in-flight", "3"),
         *("--max-verifier-refs", "8", "--max-planning-chars", "2000"),
-    )
-    try:
+    ) as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 def test_too_many_items(small: str) -> None:

@@ -125,11 +125,8 @@ def test_not_json_is_a_422(http: httpx.Client) -> None:
 
 @pytest.fixture(scope="module")
 def default_math_server(plugin_dir: Path) -> Iterator[str]:
-    server = Server(plugin_dir, "--workers", "1", default_verifier="math")
-    try:
+    with Server(plugin_dir, "--workers", "1", default_verifier="math") as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 def test_default_verifier_setting(default_math_server: str) -> None:

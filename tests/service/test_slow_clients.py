@@ -17,11 +17,8 @@ PATIENCE_S = 30
 
 @pytest.fixture(scope="module")
 def strict(plugin_dir: Path) -> Iterator[Server]:
-    server = Server(plugin_dir, "--workers", "1", header_timeout_s="1", body_timeout_s="1", max_connections="8")
-    try:
+    with Server(plugin_dir, "--workers", "1", header_timeout_s="1", body_timeout_s="1", max_connections="8") as server:
         yield server
-    finally:
-        server.stop()
 
 
 def connect(server: Server) -> socket.socket:

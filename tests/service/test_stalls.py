@@ -23,11 +23,8 @@ LONG_DEFAULT_DEADLINE_S = 60.0
 
 @pytest.fixture(scope="module")
 def one_worker(plugin_dir: Path) -> Iterator[str]:
-    server = Server(plugin_dir, "--workers", "1", default_deadline_s=str(LONG_DEFAULT_DEADLINE_S))
-    try:
+    with Server(plugin_dir, "--workers", "1", default_deadline_s=str(LONG_DEFAULT_DEADLINE_S)) as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 def dispatcher_state(url: str) -> dict[str, object]:

@@ -157,18 +157,19 @@ class CodeVerifier:
         outcomes: list[Outcome | None] = [None] * len(entries)
         runs: list[tuple[int, Prepared, CodeParams, RunSpec]] = []
         isolation = self._isolation_refusal()
+        tools = _toolchains()  # PATH lookups: once per batch, not per item
         for index, entry in enumerate(entries):
             params: CodeParams = entry.params
             gt = entry.ground_truth
             prep = gt if isinstance(gt, Prepared) else self.prepare(params, gt)
-            early = isolation or self._toolchain_refusal(prep)
+            early = isolation or _toolchain_refusal(prep, tools)
             code = "" if early is not None else extract_code(entry.item.response, prep.language)
             if early is None and not code.strip():
                 early = Outcome(0.0, Verdict.NO_ANSWER, "the response contains no code")
             if early is not None:
                 outcomes[index] = early
             else:
-                runs.append((index, prep, params, self._spec(prep, code, params, entry.deadline_s)))
+                runs.append((index, prep, params, _spec(prep, code, params, entry.deadline_s, tools)))
         if not runs:
             return outcomes
         try:
@@ -177,16 +178,10 @@ class CodeVerifier:
             for index, *_ in runs:
                 outcomes[index] = Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
             return outcomes
-        for (index, prep, params, _spec), result in zip(runs, results, strict=True):
+        for (index, prep, params, _), result in zip(runs, results, strict=True):
             if alone or not _judged_by_company(result):
                 outcomes[index] = grade(prep, params, result)
         return outcomes
-
-    def _toolchain_refusal(self, prep: Prepared) -> Outcome | None:
-        if _toolchains().get(prep.language) is not None:
-            return None
-        name = {"cpp": "g++", "javascript": "node"}.get(prep.language, prep.language)
-        return Outcome(0.0, Verdict.ERROR, f"toolchain for {prep.language} ({name}) is not installed", mask=True)
 
     def _isolation_refusal(self) -> Outcome | None:
         try:
@@ -204,25 +199,32 @@ class CodeVerifier:
             )
         return None
 
-    def _spec(self, prep: Prepared, code: str, params: CodeParams, deadline_s: float) -> RunSpec:
-        tools = _toolchains()
-        job = {
-            **prep.job,
-            "code": code,
-            "gxx": tools["cpp"],
-            "node": tools["javascript"],
-            "compile_timeout_s": COMPILE_TIMEOUT_S,
-        }
-        per_test = params.timeout_s
-        wall = JOB_OVERHEAD_S + per_test * prep.n_tests + (COMPILE_TIMEOUT_S if prep.language == "cpp" else 0.0)
-        wall = min(wall, MAX_JOB_WALL_S, deadline_s)
-        memory = params.memory_mb
-        if prep.language == "cpp":
-            memory = max(memory, COMPILE_MEMORY_MB)  # the runner lowers it again for each test run
-        elif prep.language == "javascript":
-            memory = max(memory, NODE_MEMORY_MB)  # V8 reserves address space; its heap flag bounds use
-        limits = Limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory)
-        return RunSpec(job, limits, prep.tests)
+
+def _toolchain_refusal(prep: Prepared, tools: dict[str, str | None]) -> Outcome | None:
+    if tools.get(prep.language) is not None:
+        return None
+    name = {"cpp": "g++", "javascript": "node"}.get(prep.language, prep.language)
+    return Outcome(0.0, Verdict.ERROR, f"toolchain for {prep.language} ({name}) is not installed", mask=True)
+
+
+def _spec(prep: Prepared, code: str, params: CodeParams, deadline_s: float, tools: dict[str, str | None]) -> RunSpec:
+    job = {
+        **prep.job,
+        "code": code,
+        "gxx": tools["cpp"],
+        "node": tools["javascript"],
+        "compile_timeout_s": COMPILE_TIMEOUT_S,
+    }
+    per_test = params.timeout_s
+    wall = JOB_OVERHEAD_S + per_test * prep.n_tests + (COMPILE_TIMEOUT_S if prep.language == "cpp" else 0.0)
+    wall = min(wall, MAX_JOB_WALL_S, deadline_s)
+    memory = params.memory_mb
+    if prep.language == "cpp":
+        memory = max(memory, COMPILE_MEMORY_MB)  # the runner lowers it again for each test run
+    elif prep.language == "javascript":
+        memory = max(memory, NODE_MEMORY_MB)  # V8 reserves address space; its heap flag bounds use
+    limits = Limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory)
+    return RunSpec(job, limits, prep.tests)
 
 
 def _lost() -> Outcome:
