@@ -28,4 +28,6 @@ stripped lines, their number must match |
 | stdout decimal token in e (1.5, 2e-3) | any numeral within max(1e-6 * abs(e), 1e-9) | abs or rel 1e-6 (rcmp6) | \
 np.allclose | Decimal equality (exact) |
 | other stdout tokens | exact text | exact text | exact, or as sets | exact text |
+| HumanEval `check` (`assert candidate(...) == e`) | Python == on the returned plain value, as the check's own \
+assert (True == 1, 3.0 == 3, floats exact); a value that is not plain data fails | n/a | n/a | n/a |
 """

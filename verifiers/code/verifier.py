@@ -3,7 +3,6 @@ in a sandbox, compare outside it."""
 
 from __future__ import annotations
 
-import ast
 import math
 import shutil
 import signal
@@ -16,7 +15,7 @@ from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_s
 from rlvr.sandboxes.base import Limits, meets_isolation
 from rlvr.sandboxes.runner import wire
 from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome, Verdict
-from rlvr.verifiers.code import compare
+from rlvr.verifiers.code import asserts, compare
 from rlvr.verifiers.code.description import COMPARISON_RULES
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.models import (
@@ -53,27 +52,14 @@ class Prepared:
     job: dict[str, Any]
     tests: dict[str, Any] | None = None
     expected: list[Any] = field(default_factory=list)
+    # A HumanEval check run as values: its calls pass or fail together, as one test
+    # under one test's time limit, and compare as its asserts do (Python's ==).
+    one_test: bool = False
 
-
-def _split_assert(test: str) -> tuple[str, Any] | None:
-    """`assert EXPR == LITERAL` as (EXPR source, literal value), so the literal can stay
-    out of the sandbox; None for any other shape."""
-    try:
-        tree = ast.parse(test)
-    except SyntaxError:
-        return None
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
-        return None
-    node = tree.body[0].test
-    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)):
-        return None
-    for expr, lit in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
-        try:
-            value = ast.literal_eval(lit)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue
-        return ast.unparse(expr), value
-    return None
+    @property
+    def counted_tests(self) -> int:
+        """The tests a reward counts (records come for `n_tests`)."""
+        return 1 if self.one_test else self.n_tests
 
 
 def _toolchains() -> dict[str, str | None]:
@@ -83,7 +69,9 @@ def _toolchains() -> dict[str, str | None]:
 class CodeVerifier:
     name = "code"
     # 1.1: integers compare exactly, and the fence extractor reads CRLF and list items.
-    version = "1.2.0"
+    # 1.3: a HumanEval check of literal calls runs as values, each call under the time
+    # limit (the job under the check's).
+    version = "1.3.0"
     description = (
         "Runs the response's program (last fenced block of the language) against assert, HumanEval, "
         "call-based or stdin/stdout tests in an isolated sandbox; the comparison happens outside it.\n\n"
@@ -120,10 +108,15 @@ class CodeVerifier:
             "memory_mb": params.memory_mb,
         }
         if isinstance(gt, HumanEvalTests):
+            calls = asserts.check_calls(gt.test, gt.entry_point)
+            if calls is not None:
+                exprs, expected = calls
+                job = {**base, "mode": "values", "exprs": exprs}
+                return Prepared("python", "values", len(exprs), job, None, expected, one_test=True)
             tests: dict[str, Any] = {"kind": "check", "test": gt.test, "entry_point": gt.entry_point}
             return Prepared("python", "split", 1, {**base, "mode": "split"}, tests)
         if isinstance(gt, AssertTests):
-            split = [_split_assert(t) for t in gt.tests]
+            split = [asserts.split_assert(t) for t in gt.tests]
             if gt.setup is None and all(s is not None for s in split):
                 exprs = [s[0] for s in split if s is not None]
                 expected = [s[1] for s in split if s is not None]
@@ -134,7 +127,7 @@ class CodeVerifier:
             return Prepared("python", "split", len(gt.tests), {**base, "mode": "split"}, tests)
         if isinstance(gt, CallTests):
             mode = "call" if gt.language == "python" else "native_call"
-            job: dict[str, Any] = {**base, "mode": mode, "language": gt.language, "fn_name": gt.fn_name}
+            job = {**base, "mode": mode, "language": gt.language, "fn_name": gt.fn_name}
             job["inputs"] = gt.inputs
             return Prepared(gt.language, mode, len(gt.inputs), job, None, list(gt.outputs))
         assert isinstance(gt, StdioTests)
@@ -216,7 +209,7 @@ def _spec(prep: Prepared, code: str, params: CodeParams, deadline_s: float, tool
         "compile_timeout_s": COMPILE_TIMEOUT_S,
     }
     per_test = params.timeout_s
-    wall = JOB_OVERHEAD_S + per_test * prep.n_tests + (COMPILE_TIMEOUT_S if prep.language == "cpp" else 0.0)
+    wall = JOB_OVERHEAD_S + per_test * prep.counted_tests + (COMPILE_TIMEOUT_S if prep.language == "cpp" else 0.0)
     wall = min(wall, MAX_JOB_WALL_S, deadline_s)
     memory = params.memory_mb
     if prep.language == "cpp":
@@ -304,6 +297,8 @@ def _judge(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, st
         return False, "malformed record"
     try:
         value = wire.decode(record["v"])
+        if prep.one_test:
+            return compare.as_python_asserts(value, prep.expected[index]), "wrong value"
         if prep.mode == "values":
             return compare.python_equal(value, prep.expected[index]), "wrong value"
         return compare.json_equal(wire.to_json(value), prep.expected[index]), "wrong value"
@@ -340,7 +335,7 @@ def _tally(prep: Prepared, tests: dict[int, dict[str, Any]], duplicates: set[int
 
 def _failed(prep: Prepared, params: CodeParams, result: RunResult, tally: _Tally, details: dict[str, Any]) -> Outcome:
     """The outcome when not every test passed."""
-    score = tally.passed / prep.n_tests if params.reward == "fraction" else 0.0
+    score = tally.passed / prep.counted_tests if params.reward == "fraction" else 0.0
     reason = tally.first_failure
     if result.status != Status.OK:
         reason = f"{reason}; run ended: {result.status.value}"
@@ -358,7 +353,7 @@ def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
     details: dict[str, Any] = {
         "status": result.status.value,
         "mode": prep.mode,
-        "tests": prep.n_tests,
+        "tests": prep.counted_tests,
         "wall_s": round(result.wall_s, 4),
         "cpu_s": round(result.cpu_s, 4),
     }
@@ -370,6 +365,8 @@ def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
         reason = _text(load.get("e"), "program failed to load")
         return Outcome(0.0, verdict, reason, {**details, "passed": 0})
     tally = _tally(prep, tests, duplicates)
+    if prep.one_test:
+        tally.passed = int(tally.passed == prep.n_tests)
     details["passed"] = tally.passed
     if result.status in (Status.MEMORY, Status.OUTPUT_LIMIT):
         details["limit"] = result.status.value
@@ -377,7 +374,7 @@ def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
         # Past its memory limit, in any of its processes (the job's cgroup counts them
         # all), a program fails as judges fail it, whatever its tests printed first.
         return Outcome(0.0, Verdict.INCORRECT, f"memory limit exceeded ({tally.passed} tests passed)", details)
-    if tally.passed == prep.n_tests:
+    if tally.passed == prep.counted_tests:
         return Outcome(1.0, Verdict.CORRECT, "", details)
     if result.stderr and "Traceback" in result.stderr:
         details["stderr_tail"] = _text(result.stderr, "", 1000)
