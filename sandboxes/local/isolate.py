@@ -98,6 +98,10 @@ class Capabilities:
         # An fd (>= MIN_KEPT_FD) of the mount namespace the trusted half of split jobs
         # joins: the jobs' view with an empty, read-only /tmp; -1 if there is none.
         self.tests_mnt = -1
+        # An fd (>= MIN_KEPT_FD) of a detached, writable copy of the zygote's /proc,
+        # where a job's process, still root, sets its own oom_score_adj: the /proc jobs
+        # see is read-only. -1 if there is none (a job then keeps the zygote's).
+        self.writable_proc = -1
         self.errors: list[str] = []
 
     def job_flags(self) -> int:
@@ -227,6 +231,10 @@ def setup_zygote(hidden: list[str], uids: range, own_pid_ns: bool) -> Capabiliti
     except OSError as exc:
         caps.errors.append(f"proc: {exc}")
     try:
+        caps.writable_proc = _kept_fd(linux.open_tree_clone("/proc"))
+    except OSError as exc:
+        caps.errors.append(f"oom_score_adj of jobs: {exc}")
+    try:
         linux.mount_setattr_recursive("/", linux.MOUNT_ATTR_RDONLY | linux.MOUNT_ATTR_NOSUID)
         caps.readonly_root = True
     except OSError as exc:
@@ -247,7 +255,11 @@ def _tests_namespace() -> int:
         flags = linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
         linux.mount("tmpfs", "/tmp", "tmpfs", flags, "size=4k,nr_inodes=16,mode=555")
 
-    fd = _new_ns(linux.CLONE_NEWNS, "mnt", empty_tmp)
+    return _kept_fd(_new_ns(linux.CLONE_NEWNS, "mnt", empty_tmp))
+
+
+def _kept_fd(fd: int) -> int:
+    """`fd` moved to MIN_KEPT_FD or above (and closed where it was)."""
     try:
         return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, MIN_KEPT_FD)
     finally:
@@ -439,7 +451,7 @@ def enter_job(caps: Capabilities, slot: Slot, limits: JobLimits) -> None:
     if not caps.pid_ns:
         os.setsid()  # in a PID namespace the job is pid 1 and takes everything with it
     linux.prctl(linux.PR_SET_PDEATHSIG, 9)
-    set_oom_score_adj(OOM_JOB)
+    set_oom_score_adj(OOM_JOB, caps.writable_proc)
     if slot.net >= 0:
         linux.setns(slot.net, linux.CLONE_NEWNET)
     if slot.mnt >= 0:
@@ -448,11 +460,15 @@ def enter_job(caps: Capabilities, slot: Slot, limits: JobLimits) -> None:
     set_rlimits(limits)
 
 
-def set_oom_score_adj(value: bytes) -> None:
+def set_oom_score_adj(value: bytes, proc: int = -1) -> None:
     """Who the kernel's OOM killer takes first: jobs (`OOM_JOB`), never the zygote
-    (`OOM_ZYGOTE`), whose death would fail every job in flight as the sandbox's own."""
+    (`OOM_ZYGOTE`), whose death would fail every job in flight as the sandbox's own.
+    `proc`: an fd of a writable /proc (`Capabilities.writable_proc`), else /proc."""
     try:
-        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        if proc >= 0:
+            fd = os.open("self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC, dir_fd=proc)
+        else:
+            fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
     except OSError:
         return
     try:

@@ -43,9 +43,12 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 
 MNT_DETACH = 2
+OPEN_TREE_CLONE = 1
+O_CLOEXEC = 0o2000000
 
 SYS_CLONE = 56
 SYS_PIVOT_ROOT = 155
+SYS_OPEN_TREE = 428
 SYS_MOUNT_SETATTR = 442
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -99,6 +102,13 @@ def mount_setattr_recursive(path: str, attr_set: int) -> None:
         SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)
     )
     _check(rc, f"mount_setattr {path}")
+
+
+def open_tree_clone(path: str) -> int:
+    """An fd of a detached copy of the mount at `path` (open_tree(2), Linux 5.2):
+    changes to the mount tree, such as making it read-only, do not reach it."""
+    rc = _libc.syscall(SYS_OPEN_TREE, AT_FDCWD, path.encode(), OPEN_TREE_CLONE | O_CLOEXEC)
+    return _check(int(rc), f"open_tree {path}")
 
 
 def trim_heap() -> None:

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from rlvr.sandboxes import RunSpec, Status
 from rlvr.sandboxes.local import isolate, jobroot
 from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
-from rlvr.sandboxes.runner import wire
+from tests.sandboxes.jobs import returned
 from tests.services import require
 
 
@@ -27,10 +26,7 @@ def sb() -> LocalSandbox:
 
 
 def look(sb: LocalSandbox, body: str) -> Any:
-    code = "import os, socket\ndef f():\n" + "".join(f"    {line}\n" for line in body.split("\n"))
-    result = sb.run(RunSpec({"mode": "call", "code": code, "fn_name": "f", "inputs": [[]], "timeout_s": 10}))
-    assert result.status == Status.OK and result.records[-1].get("s") == "ok", result
-    return wire.decode(result.records[-1]["v"])
+    return returned(sb, body)
 
 
 def host_sockets() -> list[str]:
