@@ -3,16 +3,22 @@ expression the program's process evaluates (values mode), and a literal the grad
 compares its value with.
 
 `assert EXPR == LITERAL` (either side) is one such test. So is a HumanEval `check` whose
-every statement is `assert candidate(LITERALS) == LITERAL` (or `assert True`, or a
-docstring), in a test module that holds nothing else but `check` and literal
-assignments (`METADATA = {...}`): about 87% of HumanEval. Such a check runs in one
-process, where `split` needs two and a socket round trip per call.
+every assert holds one call of the candidate with constant arguments, inside pure
+operations the grader can judge on the returned value (`rlvr.verifiers.code.pure`):
+`candidate(3 * 5) == [3, 5]`, `not candidate('x')`, `abs(candidate(1.5) - 0.5) < 1e-6`,
+`tuple(candidate([1])) == (1,)`. Its other statements may only be docstrings,
+`assert True` or a bare builtin name; the module around it, only `check` and literal
+assignments (`METADATA = {...}`). That is about 96% of HumanEval. Such a check runs in
+one process, where `split` needs two and a socket round trip per call.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import Any
+
+from rlvr.verifiers.code import pure
 
 LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
 
@@ -48,9 +54,10 @@ def split_assert(test: str) -> tuple[str, Any] | None:
     return None
 
 
-def check_calls(test: str, entry_point: str) -> tuple[list[str], list[Any]] | None:
-    """A HumanEval test module as calls of `entry_point` (expression sources) and the
-    values they must equal; None unless every statement of `check` has that shape."""
+def check_calls(test: str, entry_point: str) -> tuple[list[str], list[pure.Judged]] | None:
+    """A HumanEval test module as calls of `entry_point` (expression sources, one per
+    assert) and the judgements of their values; None unless every statement of
+    `check` has a shape the module's docstring names."""
     try:
         tree = ast.parse(test)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -63,17 +70,32 @@ def check_calls(test: str, entry_point: str) -> tuple[list[str], list[Any]] | No
     if candidate is None:
         return None
     exprs: list[str] = []
-    expected: list[Any] = []
+    judgements: list[pure.Judged] = []
     for statement in checks[0].body:
-        if _docstring(statement) or _assert_true(statement):
+        if _docstring(statement) or _assert_true(statement) or _bare_builtin(statement):
             continue
-        call = _call_equals_literal(statement, candidate)
-        if call is None:
+        if not isinstance(statement, ast.Assert):
             return None
-        args, value = call
-        exprs.append(f"{entry_point}({', '.join(args)})")
-        expected.append(value)
-    return (exprs, expected) if exprs else None
+        try:
+            call, items, judgement = pure.judged(statement.test, _CandidateCall(candidate))
+        except pure.Unsupported:
+            return None
+        source = f"{entry_point}({', '.join(ast.unparse(arg) for arg in call.args)})"
+        exprs.append(f"[*{source}]" if items else source)
+        judgements.append(judgement)
+    return (exprs, judgements) if exprs else None
+
+
+class _CandidateCall:
+    """Whether a call is the program's: the candidate, with constant arguments."""
+
+    def __init__(self, candidate: str) -> None:
+        self.candidate = candidate
+
+    def __call__(self, node: ast.Call) -> bool:
+        if not (isinstance(node.func, ast.Name) and node.func.id == self.candidate) or node.keywords:
+            return False
+        return all(pure.constant(arg, self) for arg in node.args)
 
 
 def _inert(node: ast.stmt) -> bool:
@@ -89,6 +111,11 @@ def _docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
+def _bare_builtin(node: ast.stmt) -> bool:
+    """A statement that only names a builtin (HumanEval/129's `print`): it does nothing."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Name) and hasattr(builtins, node.value.id)
+
+
 def _assert_true(node: ast.stmt) -> bool:
     return isinstance(node, ast.Assert) and isinstance(node.test, ast.Constant) and node.test.value is True
 
@@ -98,24 +125,3 @@ def _only_parameter(check: ast.FunctionDef) -> str | None:
     if check.decorator_list or a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg or a.defaults:
         return None
     return a.args[0].arg if len(a.args) == 1 else None
-
-
-def _call_equals_literal(node: ast.stmt, candidate: str) -> tuple[list[str], Any] | None:
-    """`assert candidate(LITERALS) == LITERAL` (either side, any message): the
-    arguments' sources and the literal's value."""
-    if not isinstance(node, ast.Assert):
-        return None
-    sides = _equality(node.test)
-    if sides is None:
-        return None
-    for call, lit in (sides, sides[::-1]):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == candidate):
-            continue
-        if call.keywords or not all(isinstance(arg, ast.expr) and _literal(arg)[0] for arg in call.args):
-            continue
-        if any(isinstance(arg, ast.Starred) for arg in call.args):
-            continue
-        ok, value = _literal(lit)
-        if ok:
-            return [ast.unparse(arg) for arg in call.args], value
-    return None

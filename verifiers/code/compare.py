@@ -88,14 +88,6 @@ def python_equal(actual: Any, expected: Any) -> bool:
     return te in (str, bytes, bool, type(None), type(...)) and bool(actual == expected)
 
 
-def as_python_asserts(actual: Any, expected: Any) -> bool:
-    """For a HumanEval check run as values: `candidate(...) == LITERAL` as the check's
-    own assert takes it, Python's `==` (True == 1, 3.0 == 3, exact floats). Both sides
-    are plain data (the value decoded from the wire, the literal), so no program code
-    runs here."""
-    return bool(actual == expected)
-
-
 def _matching(member: Any, pool: dict[Any, Any]) -> Any:
     """The member of the trusted `pool` that Python finds equal to `member`."""
     try:

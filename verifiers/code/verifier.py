@@ -53,7 +53,8 @@ class Prepared:
     tests: dict[str, Any] | None = None
     expected: list[Any] = field(default_factory=list)
     # A HumanEval check run as values: its calls pass or fail together, as one test
-    # under one test's time limit, and compare as its asserts do (Python's ==).
+    # under one test's time limit, each judged as its assert judges it (`expected`
+    # then holds `pure.Judged`s).
     one_test: bool = False
 
     @property
@@ -71,7 +72,8 @@ class CodeVerifier:
     # 1.1: integers compare exactly, and the fence extractor reads CRLF and list items.
     # 1.3: a HumanEval check of literal calls runs as values, each call under the time
     # limit (the job under the check's).
-    version = "1.3.0"
+    # 1.4: so does a check whose asserts judge one call each with pure operations.
+    version = "1.4.0"
     description = (
         "Runs the response's program (last fenced block of the language) against assert, HumanEval, "
         "call-based or stdin/stdout tests in an isolated sandbox; the comparison happens outside it.\n\n"
@@ -298,7 +300,7 @@ def _judge(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, st
     try:
         value = wire.decode(record["v"])
         if prep.one_test:
-            return compare.as_python_asserts(value, prep.expected[index]), "wrong value"
+            return prep.expected[index].holds(value), "wrong value"
         if prep.mode == "values":
             return compare.python_equal(value, prep.expected[index]), "wrong value"
         return compare.json_equal(wire.to_json(value), prep.expected[index]), "wrong value"

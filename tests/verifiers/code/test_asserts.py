@@ -1,6 +1,6 @@
 """Which assert tests run as values (`rlvr.verifiers.code.asserts`): only shapes whose
-meaning a value and a literal compared outside the sandbox keep; everything else
-stays a split test."""
+meaning a value judged outside the sandbox keeps (`rlvr.verifiers.code.pure`);
+everything else stays a split test."""
 
 from __future__ import annotations
 
@@ -16,43 +16,125 @@ def body(*lines: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("test", "exprs", "expected"),
+    ("test", "exprs", "judged"),
     [
-        (CHECK.format(body=body("assert candidate(1) == 2")), ["f(1)"], [2]),
-        (CHECK.format(body=body("assert 2 == candidate(1)")), ["f(1)"], [2]),
-        (CHECK.format(body=body("assert candidate(1, 'a') == [1, (2,)], 'msg'")), ["f(1, 'a')"], [[1, (2,)]]),
-        (CHECK.format(body=body('"""doc"""', "assert True", "assert candidate() == None")), ["f()"], [None]),
-        (CHECK.format(body=body("assert candidate(-1.5) == {1: {2}}")), ["f(-1.5)"], [{1: {2}}]),
-        ("METADATA = {'author': 'x'}\n\n" + CHECK.format(body=body("assert candidate(3) == 3")), ["f(3)"], [3]),
-        ('"""module doc"""\n' + CHECK.format(body=body("assert candidate([]) == []")), ["f([])"], [[]]),
-        (CHECK.format(body=body("assert candidate('\\u00e9\\n') == 'x'")), ["f('é\\n')"], ["x"]),
-        ("def check(c):\n    assert c(1) == 1\n    assert c(2) == 4\n", ["f(1)", "f(2)"], [1, 4]),
+        (CHECK.format(body=body("assert candidate(1) == 2")), ["f(1)"], ["candidate(1) == 2"]),
+        (CHECK.format(body=body("assert 2 == candidate(1)")), ["f(1)"], ["2 == candidate(1)"]),
+        (
+            CHECK.format(body=body("assert candidate(1, 'a') == [1, (2,)], 'msg'")),
+            ["f(1, 'a')"],
+            ["candidate(1, 'a') == [1, (2,)]"],
+        ),
+        (
+            CHECK.format(body=body('"""doc"""', "assert True", "assert candidate() == None")),
+            ["f()"],
+            ["candidate() == None"],
+        ),
+        (CHECK.format(body=body("assert candidate(-1.5) == {1: {2}}")), ["f(-1.5)"], ["candidate(-1.5) == {1: {2}}"]),
+        (
+            "METADATA = {'author': 'x'}\n\n" + CHECK.format(body=body("assert candidate(3) == 3")),
+            ["f(3)"],
+            ["candidate(3) == 3"],
+        ),
+        (
+            '"""module doc"""\n' + CHECK.format(body=body("assert candidate([]) == []")),
+            ["f([])"],
+            ["candidate([]) == []"],
+        ),
+        (CHECK.format(body=body("assert candidate('\\u00e9\\n') == 'x'")), ["f('é\\n')"], ["candidate('é\\n') == 'x'"]),
+        ("def check(c):\n    assert c(1) == 1\n    assert c(2) == 4\n", ["f(1)", "f(2)"], ["c(1) == 1", "c(2) == 4"]),
+        # Judged in the grader on the returned value.
+        (CHECK.format(body=body("assert candidate(1)")), ["f(1)"], ["candidate(1)"]),
+        (CHECK.format(body=body("assert not candidate(1)")), ["f(1)"], ["not candidate(1)"]),
+        (CHECK.format(body=body("assert candidate(1) is True")), ["f(1)"], ["candidate(1) is True"]),
+        (CHECK.format(body=body("assert candidate(1) is not None")), ["f(1)"], ["candidate(1) is not None"]),
+        (CHECK.format(body=body("assert candidate(1) != 2")), ["f(1)"], ["candidate(1) != 2"]),
+        (CHECK.format(body=body("assert 1 < candidate(1) <= 2")), ["f(1)"], ["1 < candidate(1) <= 2"]),
+        (CHECK.format(body=body("assert abs(candidate(1) - 2) < 1e-6")), ["f(1)"], ["abs(candidate(1) - 2) < 1e-06"]),
+        (CHECK.format(body=body("assert round(candidate(1), 2) == 0.5")), ["f(1)"], ["round(candidate(1), 2) == 0.5"]),
+        (CHECK.format(body=body("assert candidate(1)[0] == 2")), ["f(1)"], ["candidate(1)[0] == 2"]),
+        (CHECK.format(body=body("assert candidate(1)[1:] == []")), ["f(1)"], ["candidate(1)[1:] == []"]),
+        (CHECK.format(body=body("assert 'a' in candidate(1)")), ["f(1)"], ["'a' in candidate(1)"]),
+        (CHECK.format(body=body("assert candidate(1) == 3 * 5 + 1")), ["f(1)"], ["candidate(1) == 3 * 5 + 1"]),
+        (CHECK.format(body=body("assert candidate(1) or True")), ["f(1)"], ["candidate(1) or True"]),
+        (CHECK.format(body=body("assert (candidate(1),) == (1,)")), ["f(1)"], ["(candidate(1),) == (1,)"]),
+        (CHECK.format(body=body("assert sum([candidate(1)]) == 1")), ["f(1)"], ["sum([candidate(1)]) == 1"]),
+        # Constant arguments are sent as their source.
+        (
+            CHECK.format(body=body("assert candidate(3 * 19) == [3, 19]")),
+            ["f(3 * 19)"],
+            ["candidate(3 * 19) == [3, 19]"],
+        ),
+        (
+            CHECK.format(body=body("assert candidate([1, 0**0]) == 1")),
+            ["f([1, 0 ** 0])"],
+            ["candidate([1, 0 ** 0]) == 1"],
+        ),
+        (
+            CHECK.format(body=body("assert candidate('ab' + 'c') == 3")),
+            ["f('ab' + 'c')"],
+            ["candidate('ab' + 'c') == 3"],
+        ),
+        (
+            CHECK.format(body=body("assert candidate(sorted([2, 1])) == 3")),
+            ["f(sorted([2, 1]))"],
+            ["candidate(sorted([2, 1])) == 3"],
+        ),
+        # A function that consumes an iterable gets the items the call returns.
+        (CHECK.format(body=body("assert tuple(candidate(1)) == (1,)")), ["[*f(1)]"], ["tuple(candidate(1)) == (1,)"]),
+        (CHECK.format(body=body("assert sorted(candidate(1)) == [1]")), ["[*f(1)]"], ["sorted(candidate(1)) == [1]"]),
+        (CHECK.format(body=body("assert len(list(candidate(1))) == 1")), ["[*f(1)]"], ["len(list(candidate(1))) == 1"]),
+        (CHECK.format(body=body("assert all(candidate(1))")), ["[*f(1)]"], ["all(candidate(1))"]),
+        (CHECK.format(body=body("print", "assert candidate(1) == 1")), ["f(1)"], ["candidate(1) == 1"]),
     ],
 )
-def test_checks_of_literal_calls_become_values(test: str, exprs: list[str], expected: list[object]) -> None:
-    assert check_calls(test, "f") == (exprs, expected)
+def test_checks_of_calls_the_grader_can_judge_become_values(test: str, exprs: list[str], judged: list[str]) -> None:
+    converted = check_calls(test, "f")
+    assert converted is not None
+    assert converted[0] == exprs
+    assert [j.source for j in converted[1]] == judged
 
 
 @pytest.mark.parametrize(
     "test",
     [
-        CHECK.format(body=body("assert candidate(1)")),  # truthiness, not equality
-        CHECK.format(body=body("assert not candidate(1)")),
-        CHECK.format(body=body("assert candidate(1) is True")),
-        CHECK.format(body=body("assert candidate(1) != 2")),
-        CHECK.format(body=body("assert candidate(1) == 2 == 2")),
-        CHECK.format(body=body("assert abs(candidate(1) - 2) < 1e-6")),
-        CHECK.format(body=body("assert candidate(x) == 2")),  # a name, not a literal
-        CHECK.format(body=body("assert candidate(1 + 1) == 2")),
+        CHECK.format(body=body("assert candidate(x) == 2")),  # a name, not a constant
         CHECK.format(body=body("assert candidate(*[1]) == 2")),
         CHECK.format(body=body("assert candidate(a=1) == 2")),
         CHECK.format(body=body("assert candidate(1) == candidate(2)")),
+        CHECK.format(body=body("assert candidate(candidate(1)) == 2")),
         CHECK.format(body=body("assert candidate(1) == [i for i in range(2)]")),
+        CHECK.format(body=body("assert candidate(1) == (lambda: 2)()")),
+        CHECK.format(body=body("assert candidate(1) == (2 if True else 3)")),
+        CHECK.format(body=body("assert candidate(1) == f'{2}'")),
+        CHECK.format(body=body("assert candidate(1) == {**{1: 2}}")),
+        CHECK.format(body=body("assert candidate(1) == [*[1]]")),
+        CHECK.format(body=body("assert candidate(1) is 5")),  # identity of anything but a singleton
+        CHECK.format(body=body("assert candidate(1) is candidate")),
+        CHECK.format(body=body("assert candidate(1).real == 1")),
+        CHECK.format(body=body("assert candidate(1) @ 2 == 1")),
+        CHECK.format(body=body("assert candidate(1) << 2 == 1")),
+        CHECK.format(body=body("assert candidate(1) & 2 == 1")),
+        CHECK.format(body=body("assert ~candidate(1) == 1")),
+        # What split mode would ask the program's own object for.
+        CHECK.format(body=body("assert len(candidate(1)) == 1")),
+        CHECK.format(body=body("assert str(candidate(1)) == '1'")),
+        CHECK.format(body=body("assert int(candidate(1)) == 1")),
+        CHECK.format(body=body("assert float(candidate(1)) == 1.0")),
+        CHECK.format(body=body("assert bool(candidate(1))")),
+        CHECK.format(body=body("assert sorted(candidate(1), key=abs) == [1]")),
+        CHECK.format(body=body("assert min(candidate(1), 3) == 1")),
+        CHECK.format(body=body("assert candidate(1) == 2 and candidate(2) == 3")),
         CHECK.format(body=body("assert other(1) == 2")),
+        CHECK.format(body=body("assert math.floor(candidate(1)) == 2")),
+        CHECK.format(body=body("assert candidate(1) == open('x').read()")),
+        CHECK.format(body=body("assert candidate(1) == __import__('os').getpid()")),
         CHECK.format(body=body("x = 1", "assert candidate(x) == 2")),
         CHECK.format(body=body("for i in range(3):", "    assert candidate(i) == i")),
         CHECK.format(body=body("import math", "assert candidate(1) == 2")),
         CHECK.format(body=body("print(1)", "assert candidate(1) == 2")),
+        CHECK.format(body=body("undefined_name", "assert candidate(1) == 2")),
+        CHECK.format(body=body("candidate(1)", "assert candidate(1) == 2")),
         CHECK.format(body=body("assert True")),  # no call at all
         CHECK.format(body=body('"""only a docstring"""')),
         "def check(candidate, extra):\n    assert candidate(1) == 2\n",

@@ -40,6 +40,12 @@ CHANGES = {
     "wrapped_in_list": "[r]",
     "raises": "(_ for _ in ()).throw(ValueError('no'))",
     "exits": "__import__('os')._exit(0)",
+    "iterator_for_sequence": "iter(r) if type(r) in (list, tuple) else r",
+    "generator_for_sequence": "(x for x in r) if type(r) in (list, tuple) else r",
+    "negated_bool": "(not r) if type(r) is bool else r",
+    "float_for_bool": "float(r) if type(r) is bool else r",
+    "sorted_sequence": "sorted(r) if type(r) is list else r",
+    "reversed_string": "r[::-1] if type(r) is str else r",
 }
 WRAPPER = """
 
@@ -65,7 +71,7 @@ def prepared(problem: dict[str, Any], *, as_values: bool, monkeypatch: pytest.Mo
 
 
 def test_most_of_humaneval_runs_as_values() -> None:
-    assert sum(converted(p) for p in PROBLEMS) >= 140
+    assert sum(converted(p) for p in PROBLEMS) >= 155
 
 
 @pytest.mark.parametrize("change", list(CHANGES))

@@ -1,0 +1,283 @@
+"""The grader's half of an assert run as values: the assert's expression, with the one
+call of the program in it replaced by the plain value that call returned, evaluated
+here by a small interpreter of pure operations.
+
+What it evaluates is fixed when the tests are prepared (`judged`), from the test's own
+source, which is trusted; only the value comes from the program, decoded from the wire
+as plain data (numbers, strings, lists, tuples, dicts, sets, None). There is no name
+lookup, attribute or subscript of anything but plain data, and no program code: an
+`__eq__` that lies cannot reach here. Operations whose cost grows with their operands'
+values (powers, repeating a sequence) are bounded; past the bounds, or on any
+exception, the assert fails, as the check's own assert would fail or the job would
+time out.
+
+The shapes keep the meaning the same assert has when the program half of a split job
+answers it:
+
+- The value may meet comparisons, arithmetic, `not`, `abs`, `round`, a subscript, or a
+  function that consumes one iterable in order (`tuple`, `list`, `set`, `sorted`,
+  `sum`, `min`, `max`, `all`, `any`, `frozenset`). For the last, the job returns the
+  items (`[*call]`), as split mode iterates the program's object; a generator then
+  passes as it would there.
+- Not `len`, `str`, `int`, `float` or `bool` of the value: split mode asks the
+  program's own object for those, which values mode cannot do.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import operator
+from collections.abc import Callable
+from typing import Any
+
+# The name standing for the program's value in a judged expression: not an identifier,
+# so no name in a test's source can be it.
+VALUE = ".value"
+
+# Functions a judged expression may call, by name, on plain data.
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "abs": abs,
+    "round": round,
+    "len": len,
+    "bool": bool,
+    "int": int,
+    "float": float,
+    "str": str,
+    "tuple": tuple,
+    "list": list,
+    "set": set,
+    "frozenset": frozenset,
+    "sorted": sorted,
+    "sum": sum,
+    "min": min,
+    "max": max,
+    "all": all,
+    "any": any,
+}
+# Those that take one iterable and consume it once, in order: the value meets them as
+# its items.
+CONSUMERS = frozenset(("tuple", "list", "set", "frozenset", "sorted", "sum", "min", "max", "all", "any"))
+# Those the value may meet itself: on anything but plain data they fail in both modes.
+ON_VALUE = frozenset(("abs", "round"))
+
+MAX_ITEMS = 1_000_000  # a repeated sequence
+MAX_POWER_BITS = 100_000  # an int power's result
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.Not: operator.not_,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+}
+_SINGLETONS = (True, False, None)
+
+
+class Unsupported(Exception):
+    """A shape this module does not evaluate: the assert stays a split test."""
+
+
+class Judged:
+    """An assert's expression over the program's value; `holds(value)` is the assert's
+    verdict."""
+
+    __slots__ = ("source", "tree")
+
+    def __init__(self, tree: ast.expr, source: str) -> None:
+        self.tree, self.source = tree, source
+
+    def holds(self, value: Any) -> bool:
+        try:
+            return bool(_eval(self.tree, value))
+        except Exception:
+            return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Judged) and self.source == other.source
+
+    def __hash__(self) -> int:
+        return hash(self.source)
+
+    def __repr__(self) -> str:
+        return f"Judged({self.source!r})"
+
+
+def judged(test: ast.expr, is_call: Callable[[ast.Call], bool]) -> tuple[ast.Call, bool, Judged]:
+    """Split an assert's expression into the one call of the program in it (those for
+    which `is_call` holds), whether the job must return that call's items, and the rest
+    as a `Judged`. Raises `Unsupported` for any other shape."""
+    calls: list[tuple[ast.Call, bool]] = []
+    tree = _Replace(is_call, calls).visit(copy.deepcopy(test))
+    if len(calls) != 1:
+        raise Unsupported("not exactly one call of the program")
+    _check(tree)
+    call, items = calls[0]
+    return call, items, Judged(tree, ast.unparse(test))
+
+
+def constant(node: ast.expr, is_call: Callable[[ast.Call], bool]) -> bool:
+    """Whether `node` is a pure expression with no call of the program (the arguments
+    of a call the job makes)."""
+    calls: list[tuple[ast.Call, bool]] = []
+    try:
+        _check(_Replace(is_call, calls).visit(copy.deepcopy(node)))
+    except Unsupported:
+        return False
+    return not calls
+
+
+class _Replace(ast.NodeTransformer):
+    """Put `Name(VALUE)` where the program's call is, noting the call and whether its
+    items are wanted; a call in any other place than those allowed is unsupported."""
+
+    def __init__(self, is_call: Callable[[ast.Call], bool], found: list[tuple[ast.Call, bool]]) -> None:
+        self.is_call, self.found = is_call, found
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        if self.is_call(node):
+            self.found.append((node, False))
+            return ast.copy_location(ast.Name(VALUE, ast.Load()), node)
+        name = node.func.id if isinstance(node.func, ast.Name) else None
+        args = [self.visit(arg) for arg in node.args]
+        for index, (arg, new) in enumerate(zip(node.args, args, strict=True)):
+            if not (isinstance(new, ast.Name) and new.id == VALUE and isinstance(arg, ast.Call)):
+                continue
+            if name in CONSUMERS and len(node.args) == 1 and index == 0 and not node.keywords:
+                self.found[-1] = (self.found[-1][0], True)
+            elif not (name in ON_VALUE and index == 0):
+                raise Unsupported(f"the program's value in {name}()")
+        return ast.copy_location(ast.Call(node.func, args, [self.visit(k) for k in node.keywords]), node)
+
+
+def _check(node: ast.AST) -> None:
+    """Raise `Unsupported` unless every node is one `_eval` takes."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            if child.id != VALUE and child.id not in FUNCTIONS:
+                raise Unsupported(f"name {child.id}")
+        elif isinstance(child, ast.Call):
+            if not (isinstance(child.func, ast.Name) and child.func.id in FUNCTIONS):
+                raise Unsupported("call")
+            if any(k.arg is None for k in child.keywords) or any(isinstance(a, ast.Starred) for a in child.args):
+                raise Unsupported("unpacking")
+        elif isinstance(child, ast.Compare):
+            if any(type(op) not in _COMPARE for op in child.ops):
+                raise Unsupported("comparison")
+            identity = [ast.Is, ast.IsNot]
+            for op, right in zip(child.ops, child.comparators, strict=True):
+                if type(op) in identity and not (isinstance(right, ast.Constant) and right.value in _SINGLETONS):
+                    raise Unsupported("`is` other than with True, False or None")
+        elif isinstance(child, ast.BinOp):
+            if type(child.op) not in _BINARY:
+                raise Unsupported("operator")
+        elif isinstance(child, ast.UnaryOp):
+            if type(child.op) not in _UNARY:
+                raise Unsupported("operator")
+        elif isinstance(child, ast.Dict):
+            if any(key is None for key in child.keys):
+                raise Unsupported("unpacking")
+        elif not isinstance(child, _NODES):
+            raise Unsupported(type(child).__name__)
+
+
+_NODES = (
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.Set,
+    ast.Dict,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.Subscript,
+    ast.Slice,
+    ast.keyword,
+    ast.Load,
+    ast.expr_context,
+    ast.cmpop,
+    ast.operator,
+    ast.unaryop,
+)
+
+
+def _eval(node: ast.AST, value: Any) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return value if node.id == VALUE else FUNCTIONS[node.id]
+    if isinstance(node, ast.Tuple):
+        return tuple(_eval(e, value) for e in node.elts)
+    if isinstance(node, ast.List):
+        return [_eval(e, value) for e in node.elts]
+    if isinstance(node, ast.Set):
+        return {_eval(e, value) for e in node.elts}
+    if isinstance(node, ast.Dict):
+        return {_eval(k, value): _eval(v, value) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
+    if isinstance(node, ast.UnaryOp):
+        return _UNARY[type(node.op)](_eval(node.operand, value))
+    if isinstance(node, ast.BinOp):
+        return _binary(type(node.op), _eval(node.left, value), _eval(node.right, value))
+    if isinstance(node, ast.BoolOp):
+        return _bool_op(node, value)
+    if isinstance(node, ast.Compare):
+        return _compare(node, value)
+    if isinstance(node, ast.Call):
+        fn = FUNCTIONS[node.func.id]  # type: ignore[attr-defined]
+        kwargs = {str(k.arg): _eval(k.value, value) for k in node.keywords}  # `_check` refused **kwargs
+        return fn(*(_eval(a, value) for a in node.args), **kwargs)
+    if isinstance(node, ast.Subscript):
+        return _eval(node.value, value)[_eval(node.slice, value)]
+    if isinstance(node, ast.Slice):
+        parts = (node.lower, node.upper, node.step)
+        return slice(*(None if p is None else _eval(p, value) for p in parts))
+    raise Unsupported(type(node).__name__)
+
+
+def _binary(op: type[ast.operator], left: Any, right: Any) -> Any:
+    if op is ast.Pow and type(left) is int and type(right) is int and right > 0:
+        if left.bit_length() * right > MAX_POWER_BITS:
+            raise OverflowError("power too large to judge")
+    if op is ast.Mult:
+        for seq, times in ((left, right), (right, left)):
+            if isinstance(seq, (str, bytes, list, tuple)) and type(times) is int and len(seq) * times > MAX_ITEMS:
+                raise OverflowError("sequence too long to judge")
+    return _BINARY[op](left, right)
+
+
+def _bool_op(node: ast.BoolOp, value: Any) -> Any:
+    result: Any = None
+    for operand in node.values:
+        result = _eval(operand, value)
+        if bool(result) is isinstance(node.op, ast.Or):
+            return result
+    return result
+
+
+def _compare(node: ast.Compare, value: Any) -> bool:
+    left = _eval(node.left, value)
+    for op, right_node in zip(node.ops, node.comparators, strict=True):
+        right = _eval(right_node, value)
+        if not _COMPARE[type(op)](left, right):
+            return False
+        left = right
+    return True
