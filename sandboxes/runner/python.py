@@ -15,6 +15,7 @@ which compiles its program with this module.
 from __future__ import annotations
 
 import builtins
+import functools
 import io
 import os
 import sys
@@ -36,6 +37,7 @@ COMPILE_ERRORS = (SyntaxError, ValueError, OverflowError, MemoryError, Recursion
 # neither the tokenizer (200 brackets, 100 indents) nor the parser's stack stops soon.
 PRECOMPILE_MAX_CHARS = 16 * 1024
 PRECOMPILE_MAX_LAMBDAS = 64
+COMPILED_EXPRS_ENTRIES = 256
 
 
 def compile_source(source: str, filename: str, mode: str = "exec") -> CodeType:
@@ -59,14 +61,22 @@ def precompile(job: dict[str, Any]) -> dict[str, Any] | None:
         except COMPILE_ERRORS as exc:
             return {"load": "error", "e": core.describe(exc)}
     if job["mode"] == "values":
-        compiled: list[CodeType | None] = []
-        for index, expr in enumerate(job["exprs"]):
-            try:
-                compiled.append(compile_source(expr, f"test_{index}", "eval"))
-            except COMPILE_ERRORS:
-                compiled.append(None)  # compiled again in the job, which reports the error
-        job["compiled_exprs"] = compiled
+        job["compiled_exprs"] = _compiled_exprs(tuple(job["exprs"]))
     return None
+
+
+@functools.lru_cache(maxsize=COMPILED_EXPRS_ENTRIES)
+def _compiled_exprs(exprs: tuple[str, ...]) -> list[CodeType | None]:
+    """The test expressions' code objects (None where one does not compile: the job
+    compiles it again and reports the error). Cached: the G responses to one prompt
+    share their tests."""
+    compiled: list[CodeType | None] = []
+    for index, expr in enumerate(exprs):
+        try:
+            compiled.append(compile_source(expr, f"test_{index}", "eval"))
+        except COMPILE_ERRORS:
+            compiled.append(None)
+    return compiled
 
 
 def compile_program(job: dict[str, Any], channel: core.Channel) -> CodeType | None:
