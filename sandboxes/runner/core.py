@@ -189,6 +189,24 @@ def close_fds_except(*keep: int) -> None:
     os.closerange(prev + 1, top)
 
 
+def stay_on_this_cpu() -> None:
+    """Pin the calling process, and so whatever it forks, to the CPU it runs on. The
+    two halves of a split job take turns, one answering each call of the other: on one
+    CPU a call is two plain context switches, while across two CPUs each one wakes the
+    other CPU (an interrupt, and on a virtual machine an exit to the host), which has
+    cost two to three times the CPU per call. Best effort: left as is if it fails."""
+    try:
+        fd = os.open("/proc/self/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            stat = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        # Field 39, `processor`: the 37th after the parenthesised command name.
+        os.sched_setaffinity(0, (int(stat.rsplit(b")", 1)[1].split()[36]),))
+    except (OSError, ValueError, IndexError):
+        pass
+
+
 def kill_group(pid: int) -> None:
     """SIGKILL `pid`'s process group, and `pid` itself should it have left the group."""
     for kill in (os.killpg, os.kill):

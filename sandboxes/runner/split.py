@@ -282,6 +282,7 @@ class Remote:
 
 
 def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
+    core.stay_on_this_cpu()
     parent_sock, child_sock = socket.socketpair()
     if os.fork() == 0:
         try:

@@ -26,14 +26,9 @@ answers it:
 from __future__ import annotations
 
 import ast
-import copy
 import operator
 from collections.abc import Callable
 from typing import Any
-
-# The name standing for the program's value in a judged expression: not an identifier,
-# so no name in a test's source can be it.
-VALUE = ".value"
 
 # Functions a judged expression may call, by name, on plain data.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -98,17 +93,24 @@ class Unsupported(Exception):
 
 
 class Judged:
-    """An assert's expression over the program's value; `holds(value)` is the assert's
-    verdict."""
+    """An assert's expression with the program's call in it; `holds(value)` is the
+    assert's verdict when that call returned `value`."""
 
-    __slots__ = ("source", "tree")
+    __slots__ = ("_source", "call", "tree")
 
-    def __init__(self, tree: ast.expr, source: str) -> None:
-        self.tree, self.source = tree, source
+    def __init__(self, tree: ast.expr, call: ast.Call) -> None:
+        self.tree, self.call, self._source = tree, call, ""
+
+    @property
+    def source(self) -> str:
+        """The assert's expression, as Python writes it (made when first asked for)."""
+        if not self._source:
+            self._source = ast.unparse(self.tree)
+        return self._source
 
     def holds(self, value: Any) -> bool:
         try:
-            return bool(_eval(self.tree, value))
+            return bool(_eval(self.tree, self.call, value))
         except Exception:
             return False
 
@@ -123,81 +125,101 @@ class Judged:
 
 
 def judged(test: ast.expr, is_call: Callable[[ast.Call], bool]) -> tuple[ast.Call, bool, Judged]:
-    """Split an assert's expression into the one call of the program in it (those for
-    which `is_call` holds), whether the job must return that call's items, and the rest
-    as a `Judged`. Raises `Unsupported` for any other shape."""
-    calls: list[tuple[ast.Call, bool]] = []
-    tree = _Replace(is_call, calls).visit(copy.deepcopy(test))
-    if len(calls) != 1:
+    """The one call of the program in an assert's expression (a call for which
+    `is_call` holds), whether the job must return that call's items, and the assert
+    as a `Judged`. Raises `Unsupported` for any other shape. `test` is not changed."""
+    found: list[tuple[ast.Call, ast.AST | None]] = []
+    _find_calls(test, is_call, found, None)
+    if len(found) != 1:
         raise Unsupported("not exactly one call of the program")
-    _check(tree)
-    call, items = calls[0]
-    return call, items, Judged(tree, ast.unparse(test))
+    call, parent = found[0]
+    items = _wants_items(call, parent)
+    _check(test, call)
+    return call, items, Judged(test, call)
 
 
 def constant(node: ast.expr, is_call: Callable[[ast.Call], bool]) -> bool:
     """Whether `node` is a pure expression with no call of the program (the arguments
     of a call the job makes)."""
-    calls: list[tuple[ast.Call, bool]] = []
+    found: list[tuple[ast.Call, ast.AST | None]] = []
+    _find_calls(node, is_call, found, None)
+    if found:
+        return False
     try:
-        _check(_Replace(is_call, calls).visit(copy.deepcopy(node)))
+        _check(node, None)
     except Unsupported:
         return False
-    return not calls
+    return True
 
 
-class _Replace(ast.NodeTransformer):
-    """Put `Name(VALUE)` where the program's call is, noting the call and whether its
-    items are wanted; a call in any other place than those allowed is unsupported."""
-
-    def __init__(self, is_call: Callable[[ast.Call], bool], found: list[tuple[ast.Call, bool]]) -> None:
-        self.is_call, self.found = is_call, found
-
-    def visit_Call(self, node: ast.Call) -> ast.expr:
-        if self.is_call(node):
-            self.found.append((node, False))
-            return ast.copy_location(ast.Name(VALUE, ast.Load()), node)
-        name = node.func.id if isinstance(node.func, ast.Name) else None
-        args = [self.visit(arg) for arg in node.args]
-        for index, (arg, new) in enumerate(zip(node.args, args, strict=True)):
-            if not (isinstance(new, ast.Name) and new.id == VALUE and isinstance(arg, ast.Call)):
-                continue
-            if name in CONSUMERS and len(node.args) == 1 and index == 0 and not node.keywords:
-                self.found[-1] = (self.found[-1][0], True)
-            elif not (name in ON_VALUE and index == 0):
-                raise Unsupported(f"the program's value in {name}()")
-        return ast.copy_location(ast.Call(node.func, args, [self.visit(k) for k in node.keywords]), node)
+def _find_calls(
+    node: ast.AST,
+    is_call: Callable[[ast.Call], bool],
+    found: list[tuple[ast.Call, ast.AST | None]],
+    parent: ast.AST | None,
+) -> None:
+    """The program's calls under `node`, each with the node it sits in."""
+    if isinstance(node, ast.Call) and is_call(node):
+        found.append((node, parent))
+        return
+    for child in ast.iter_child_nodes(node):
+        _find_calls(child, is_call, found, node)
 
 
-def _check(node: ast.AST) -> None:
-    """Raise `Unsupported` unless every node is one `_eval` takes."""
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name):
-            if child.id != VALUE and child.id not in FUNCTIONS:
-                raise Unsupported(f"name {child.id}")
-        elif isinstance(child, ast.Call):
-            if not (isinstance(child.func, ast.Name) and child.func.id in FUNCTIONS):
-                raise Unsupported("call")
-            if any(k.arg is None for k in child.keywords) or any(isinstance(a, ast.Starred) for a in child.args):
-                raise Unsupported("unpacking")
-        elif isinstance(child, ast.Compare):
-            if any(type(op) not in _COMPARE for op in child.ops):
-                raise Unsupported("comparison")
-            identity = [ast.Is, ast.IsNot]
-            for op, right in zip(child.ops, child.comparators, strict=True):
-                if type(op) in identity and not (isinstance(right, ast.Constant) and right.value in _SINGLETONS):
-                    raise Unsupported("`is` other than with True, False or None")
-        elif isinstance(child, ast.BinOp):
-            if type(child.op) not in _BINARY:
-                raise Unsupported("operator")
-        elif isinstance(child, ast.UnaryOp):
-            if type(child.op) not in _UNARY:
-                raise Unsupported("operator")
-        elif isinstance(child, ast.Dict):
-            if any(key is None for key in child.keys):
-                raise Unsupported("unpacking")
-        elif not isinstance(child, _NODES):
-            raise Unsupported(type(child).__name__)
+def _wants_items(call: ast.Call, parent: ast.AST | None) -> bool:
+    """Whether the program's value goes into a function that consumes it as an
+    iterable; raises `Unsupported` where the value is an argument of any other
+    function than those of `ON_VALUE` (or a keyword argument of any)."""
+    if isinstance(parent, ast.keyword):
+        raise Unsupported("the program's value as a keyword argument")
+    if not isinstance(parent, ast.Call):
+        return False
+    name = parent.func.id if isinstance(parent.func, ast.Name) else None
+    if name in CONSUMERS and parent.args == [call] and not parent.keywords:
+        return True
+    if name in ON_VALUE and parent.args[:1] == [call]:
+        return False
+    raise Unsupported(f"the program's value in {name}()")
+
+
+def _check(node: ast.AST, call: ast.Call | None) -> None:
+    """Raise `Unsupported` unless every node but the program's `call` is one `_eval`
+    takes."""
+    todo = [node]
+    while todo:
+        child = todo.pop()
+        if child is call:
+            continue
+        _check_one(child)
+        todo.extend(ast.iter_child_nodes(child))
+
+
+def _check_one(child: ast.AST) -> None:
+    if isinstance(child, ast.Name):
+        if child.id not in FUNCTIONS:
+            raise Unsupported(f"name {child.id}")
+    elif isinstance(child, ast.Call):
+        if not (isinstance(child.func, ast.Name) and child.func.id in FUNCTIONS):
+            raise Unsupported("call")
+        if any(k.arg is None for k in child.keywords) or any(isinstance(a, ast.Starred) for a in child.args):
+            raise Unsupported("unpacking")
+    elif isinstance(child, ast.Compare):
+        if any(type(op) not in _COMPARE for op in child.ops):
+            raise Unsupported("comparison")
+        for op, right in zip(child.ops, child.comparators, strict=True):
+            if type(op) in (ast.Is, ast.IsNot) and not (isinstance(right, ast.Constant) and right.value in _SINGLETONS):
+                raise Unsupported("`is` other than with True, False or None")
+    elif isinstance(child, ast.BinOp):
+        if type(child.op) not in _BINARY:
+            raise Unsupported("operator")
+    elif isinstance(child, ast.UnaryOp):
+        if type(child.op) not in _UNARY:
+            raise Unsupported("operator")
+    elif isinstance(child, ast.Dict):
+        if any(key is None for key in child.keys):
+            raise Unsupported("unpacking")
+    elif not isinstance(child, _NODES):
+        raise Unsupported(type(child).__name__)
 
 
 _NODES = (
@@ -220,36 +242,38 @@ _NODES = (
 )
 
 
-def _eval(node: ast.AST, value: Any) -> Any:
+def _eval(node: ast.AST, call: ast.Call, value: Any) -> Any:
+    if node is call:
+        return value
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
-        return value if node.id == VALUE else FUNCTIONS[node.id]
+        return FUNCTIONS[node.id]
     if isinstance(node, ast.Tuple):
-        return tuple(_eval(e, value) for e in node.elts)
+        return tuple(_eval(e, call, value) for e in node.elts)
     if isinstance(node, ast.List):
-        return [_eval(e, value) for e in node.elts]
+        return [_eval(e, call, value) for e in node.elts]
     if isinstance(node, ast.Set):
-        return {_eval(e, value) for e in node.elts}
+        return {_eval(e, call, value) for e in node.elts}
     if isinstance(node, ast.Dict):
-        return {_eval(k, value): _eval(v, value) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
+        return {_eval(k, call, value): _eval(v, call, value) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
     if isinstance(node, ast.UnaryOp):
-        return _UNARY[type(node.op)](_eval(node.operand, value))
+        return _UNARY[type(node.op)](_eval(node.operand, call, value))
     if isinstance(node, ast.BinOp):
-        return _binary(type(node.op), _eval(node.left, value), _eval(node.right, value))
+        return _binary(type(node.op), _eval(node.left, call, value), _eval(node.right, call, value))
     if isinstance(node, ast.BoolOp):
-        return _bool_op(node, value)
+        return _bool_op(node, call, value)
     if isinstance(node, ast.Compare):
-        return _compare(node, value)
+        return _compare(node, call, value)
     if isinstance(node, ast.Call):
         fn = FUNCTIONS[node.func.id]  # type: ignore[attr-defined]
-        kwargs = {str(k.arg): _eval(k.value, value) for k in node.keywords}  # `_check` refused **kwargs
-        return fn(*(_eval(a, value) for a in node.args), **kwargs)
+        kwargs = {str(k.arg): _eval(k.value, call, value) for k in node.keywords}  # `_check` refused **kwargs
+        return fn(*(_eval(a, call, value) for a in node.args), **kwargs)
     if isinstance(node, ast.Subscript):
-        return _eval(node.value, value)[_eval(node.slice, value)]
+        return _eval(node.value, call, value)[_eval(node.slice, call, value)]
     if isinstance(node, ast.Slice):
         parts = (node.lower, node.upper, node.step)
-        return slice(*(None if p is None else _eval(p, value) for p in parts))
+        return slice(*(None if p is None else _eval(p, call, value) for p in parts))
     raise Unsupported(type(node).__name__)
 
 
@@ -264,19 +288,19 @@ def _binary(op: type[ast.operator], left: Any, right: Any) -> Any:
     return _BINARY[op](left, right)
 
 
-def _bool_op(node: ast.BoolOp, value: Any) -> Any:
+def _bool_op(node: ast.BoolOp, call: ast.Call, value: Any) -> Any:
     result: Any = None
     for operand in node.values:
-        result = _eval(operand, value)
+        result = _eval(operand, call, value)
         if bool(result) is isinstance(node.op, ast.Or):
             return result
     return result
 
 
-def _compare(node: ast.Compare, value: Any) -> bool:
-    left = _eval(node.left, value)
+def _compare(node: ast.Compare, call: ast.Call, value: Any) -> bool:
+    left = _eval(node.left, call, value)
     for op, right_node in zip(node.ops, node.comparators, strict=True):
-        right = _eval(right_node, value)
+        right = _eval(right_node, call, value)
         if not _COMPARE[type(op)](left, right):
             return False
         left = right
