@@ -1,6 +1,7 @@
-"""The two halves of a split job run on one CPU (`core.stay_on_this_cpu`): they take
-turns, and across two CPUs every call of the program would wake the other CPU. Other
-jobs keep every CPU."""
+"""Processes of a job that take turns run on one CPU (`core.stay_on_this_cpu`): the two
+halves of a split job (one answers each call of the other), and a stdio job's runner
+and the process it forks for each input. Across two CPUs each turn would wake the other
+CPU. Other jobs keep every CPU."""
 
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ def test_what_the_program_forks_stays_on_that_cpu(sb: LocalSandbox) -> None:
     )
     tests = ["assert child_cpus() == repr(cpus())"]
     assert statuses(run_split(sb, code, tests)) == ["pass"]
+
+
+def test_each_input_of_a_stdio_job_runs_on_the_runners_cpu(sb: LocalSandbox) -> None:
+    code = "import os\nprint(len(os.sched_getaffinity(0)))\n"
+    spec = {"mode": "stdio", "code": code, "inputs": ["", "", ""], "timeout_s": 5, "max_output": 100}
+    result = sb.run(RunSpec(spec))
+    assert [r.get("out", "").strip() for r in result.records if "i" in r] == ["1", "1", "1"], result
 
 
 def test_other_jobs_keep_every_cpu(sb: LocalSandbox) -> None:
