@@ -67,7 +67,9 @@ def check_calls(test: str, entry_point: str) -> tuple[list[str], list[pure.Judge
     if len(checks) != 1 or not all(_inert(node) for node in others):
         return None
     candidate = _only_parameter(checks[0])
-    if candidate is None:
+    # The grader calls its own functions by name: none of those names may mean
+    # something else in the check (its parameter, or a global the module binds).
+    if candidate is None or candidate in pure.FUNCTIONS or _bound(others) & pure.FUNCTIONS.keys():
         return None
     exprs: list[str] = []
     judgements: list[pure.Judged] = []
@@ -96,6 +98,13 @@ class _CandidateCall:
         if not (isinstance(node.func, ast.Name) and node.func.id == self.candidate) or node.keywords:
             return False
         return all(pure.constant(arg, self) for arg in node.args)
+
+
+def _bound(statements: list[ast.stmt]) -> set[str]:
+    """The names the module's top-level assignments bind."""
+    return {
+        t.id for node in statements if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)
+    }
 
 
 def _inert(node: ast.stmt) -> bool:

@@ -137,6 +137,11 @@ def test_checks_of_calls_the_grader_can_judge_become_values(test: str, exprs: li
         CHECK.format(body=body("candidate(1)", "assert candidate(1) == 2")),
         CHECK.format(body=body("assert True")),  # no call at all
         CHECK.format(body=body('"""only a docstring"""')),
+        # A name the grader evaluates means something else in the check.
+        "sorted = 5\n" + CHECK.format(body=body("assert sorted(candidate(1)) == [1]")),
+        "abs = 0\n" + CHECK.format(body=body("assert abs(candidate(1) - 2) < 1e-6")),
+        "def check(len):\n    assert len(1) == 2\n",
+        "def check(abs):\n    assert abs(1) == 2\n",
         "def check(candidate, extra):\n    assert candidate(1) == 2\n",
         "def check(candidate=None):\n    assert candidate(1) == 2\n",
         "def check(*candidate):\n    assert candidate(1) == 2\n",
