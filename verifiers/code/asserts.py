@@ -68,8 +68,14 @@ def check_calls(test: str, entry_point: str) -> tuple[list[str], list[pure.Judge
         return None
     candidate = _only_parameter(checks[0])
     # The grader calls its own functions by name: none of those names may mean
-    # something else in the check (its parameter, or a global the module binds).
-    if candidate is None or candidate in pure.FUNCTIONS or _bound(others) & pure.FUNCTIONS.keys():
+    # something else in the check (its parameter, the program's entry point, or a
+    # global the module binds). Nor may the module rebind `check`, the entry point or a
+    # dunder (`__builtins__`), which would make the check fail whatever the program.
+    reserved = {*pure.FUNCTIONS, "check", entry_point}
+    bound = _bound(others)
+    if candidate is None or candidate in pure.FUNCTIONS or entry_point in pure.FUNCTIONS:
+        return None
+    if bound & reserved or any(name.startswith("__") for name in bound):
         return None
     exprs: list[str] = []
     judgements: list[pure.Judged] = []
@@ -97,7 +103,7 @@ class _CandidateCall:
     def __call__(self, node: ast.Call) -> bool:
         if not (isinstance(node.func, ast.Name) and node.func.id == self.candidate) or node.keywords:
             return False
-        return all(pure.constant(arg, self) for arg in node.args)
+        return all(pure.constant(arg) for arg in node.args)
 
 
 def _bound(statements: list[ast.stmt]) -> set[str]:
@@ -120,9 +126,15 @@ def _docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
+# Builtins that `site` adds: a split job's test half, like the zygote, runs without it.
+_SITE_BUILTINS = frozenset(("exit", "quit", "copyright", "credits", "license", "help"))
+
+
 def _bare_builtin(node: ast.stmt) -> bool:
     """A statement that only names a builtin (HumanEval/129's `print`): it does nothing."""
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Name) and hasattr(builtins, node.value.id)
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Name)):
+        return False
+    return hasattr(builtins, node.value.id) and node.value.id not in _SITE_BUILTINS
 
 
 def _assert_true(node: ast.stmt) -> bool:
@@ -131,6 +143,7 @@ def _assert_true(node: ast.stmt) -> bool:
 
 def _only_parameter(check: ast.FunctionDef) -> str | None:
     a = check.args
-    if check.decorator_list or a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg or a.defaults:
+    if check.decorator_list or a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg or a.defaults or check.returns:
         return None
-    return a.args[0].arg if len(a.args) == 1 else None
+    # An annotation is evaluated when `check` is defined (and may raise).
+    return a.args[0].arg if len(a.args) == 1 and a.args[0].annotation is None else None

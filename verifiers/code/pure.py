@@ -15,25 +15,65 @@ The shapes keep the meaning the same assert has when the program half of a split
 answers it:
 
 - The value may meet comparisons, arithmetic, `not`, `abs`, `round`, a subscript, or a
-  function that consumes one iterable in order (`tuple`, `list`, `set`, `sorted`,
-  `sum`, `min`, `max`, `all`, `any`, `frozenset`). For the last, the job returns the
-  items (`[*call]`), as split mode iterates the program's object; a generator then
-  passes as it would there.
+  function that consumes the whole of one iterable in order (`tuple`, `list`, `set`,
+  `frozenset`, `sorted`, `sum`, `min`, `max`). For the last, the job returns the items
+  (`[*call]`), as split mode iterates the program's object; a generator then passes as
+  it would there. Not `any` or `all`, which may stop early and leave the rest of an
+  iterator the program keeps.
 - Not `len`, `str`, `int`, `float` or `bool` of the value: split mode asks the
   program's own object for those, which values mode cannot do.
+- The call is one Python always makes when the assert passes: not after the first
+  operand of `and`/`or`, nor after the second of a chained comparison. Its arguments
+  name nothing (constants, displays and operators), since the job evaluates them among
+  the program's names.
+- No `%` formatting: a format string's widths would let the value size the result.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+MAX_ITEMS = 1_000_000  # a repeated sequence
+MAX_POWER_BITS = 100_000  # an int power's result
+MAX_ROUND_DIGITS = 10_000  # round()'s ndigits: round(7, -10**9) computes 10**(10**9)
+MAX_SHARED_HASH = 32  # members of a set built here that share a hash (n**2 probes)
+
+
+def _round(number: Any, ndigits: Any = None) -> Any:
+    if type(ndigits) is int and abs(ndigits) > MAX_ROUND_DIGITS:
+        raise OverflowError("ndigits too large to judge")
+    return round(number) if ndigits is None else round(number, ndigits)
+
+
+def _few_shared_hashes(items: Iterable[Any]) -> list[Any]:
+    """`items`, as long as at most MAX_SHARED_HASH distinct ones share a hash: a set
+    of n such members costs n**2 probes. Copies of one member are fine."""
+    listed = list(items)
+    distinct: dict[int, list[Any]] = {}
+    for item in listed:
+        same_hash = distinct.setdefault(hash(item), [])
+        if not any(member is item or member == item for member in same_hash):
+            same_hash.append(item)
+            if len(same_hash) > MAX_SHARED_HASH:
+                raise OverflowError("too many members share a hash to judge")
+    return listed
+
+
+def _set(items: Iterable[Any] = ()) -> set[Any]:
+    return set(_few_shared_hashes(items))
+
+
+def _frozenset(items: Iterable[Any] = ()) -> frozenset[Any]:
+    return frozenset(_few_shared_hashes(items))
+
 
 # Functions a judged expression may call, by name, on plain data.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "abs": abs,
-    "round": round,
+    "round": _round,
     "len": len,
     "bool": bool,
     "int": int,
@@ -41,23 +81,18 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "str": str,
     "tuple": tuple,
     "list": list,
-    "set": set,
-    "frozenset": frozenset,
+    "set": _set,
+    "frozenset": _frozenset,
     "sorted": sorted,
     "sum": sum,
     "min": min,
     "max": max,
-    "all": all,
-    "any": any,
 }
 # Those that take one iterable and consume it once, in order: the value meets them as
 # its items.
-CONSUMERS = frozenset(("tuple", "list", "set", "frozenset", "sorted", "sum", "min", "max", "all", "any"))
+CONSUMERS = frozenset(("tuple", "list", "set", "frozenset", "sorted", "sum", "min", "max"))
 # Those the value may meet itself: on anything but plain data they fail in both modes.
 ON_VALUE = frozenset(("abs", "round"))
-
-MAX_ITEMS = 1_000_000  # a repeated sequence
-MAX_POWER_BITS = 100_000  # an int power's result
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -128,22 +163,23 @@ def judged(test: ast.expr, is_call: Callable[[ast.Call], bool]) -> tuple[ast.Cal
     """The one call of the program in an assert's expression (a call for which
     `is_call` holds), whether the job must return that call's items, and the assert
     as a `Judged`. Raises `Unsupported` for any other shape. `test` is not changed."""
-    found: list[tuple[ast.Call, ast.AST | None]] = []
-    _find_calls(test, is_call, found, None)
+    found: list[_Found] = []
+    _find_calls(test, is_call, found, None, False)
     if len(found) != 1:
         raise Unsupported("not exactly one call of the program")
-    call, parent = found[0]
+    call, parent, conditional = found[0]
+    if conditional:
+        raise Unsupported("a call Python may skip")
     items = _wants_items(call, parent)
     _check(test, call)
     return call, items, Judged(test, call)
 
 
-def constant(node: ast.expr, is_call: Callable[[ast.Call], bool]) -> bool:
-    """Whether `node` is a pure expression with no call of the program (the arguments
-    of a call the job makes)."""
-    found: list[tuple[ast.Call, ast.AST | None]] = []
-    _find_calls(node, is_call, found, None)
-    if found:
+def constant(node: ast.expr) -> bool:
+    """Whether `node` is an argument the job may evaluate for a call: constants,
+    displays and operators, naming nothing (the job evaluates it among the program's
+    names, which could stand for anything)."""
+    if any(isinstance(child, (ast.Name, ast.Call)) for child in ast.walk(node)):
         return False
     try:
         _check(node, None)
@@ -152,18 +188,27 @@ def constant(node: ast.expr, is_call: Callable[[ast.Call], bool]) -> bool:
     return True
 
 
+# A call of the program, the node it sits in, and whether Python may skip it.
+_Found = tuple[ast.Call, ast.AST | None, bool]
+
+
 def _find_calls(
-    node: ast.AST,
-    is_call: Callable[[ast.Call], bool],
-    found: list[tuple[ast.Call, ast.AST | None]],
-    parent: ast.AST | None,
+    node: ast.AST, is_call: Callable[[ast.Call], bool], found: list[_Found], parent: ast.AST | None, conditional: bool
 ) -> None:
-    """The program's calls under `node`, each with the node it sits in."""
+    """The program's calls under `node`. A call is `conditional` where it follows the
+    first operand of `and`/`or` or the second of a chained comparison."""
     if isinstance(node, ast.Call) and is_call(node):
-        found.append((node, parent))
+        found.append((node, parent, conditional))
         return
-    for child in ast.iter_child_nodes(node):
-        _find_calls(child, is_call, found, node)
+    children: list[tuple[ast.AST, bool]]
+    if isinstance(node, ast.BoolOp):
+        children = [(child, index > 0) for index, child in enumerate(node.values)]
+    elif isinstance(node, ast.Compare):
+        children = [(node.left, False), *((child, index > 0) for index, child in enumerate(node.comparators))]
+    else:
+        children = [(child, False) for child in ast.iter_child_nodes(node)]
+    for child, skippable in children:
+        _find_calls(child, is_call, found, node, conditional or skippable)
 
 
 def _wants_items(call: ast.Call, parent: ast.AST | None) -> bool:
@@ -207,11 +252,15 @@ def _check_one(child: ast.AST) -> None:
         if any(type(op) not in _COMPARE for op in child.ops):
             raise Unsupported("comparison")
         for op, right in zip(child.ops, child.comparators, strict=True):
-            if type(op) in (ast.Is, ast.IsNot) and not (isinstance(right, ast.Constant) and right.value in _SINGLETONS):
+            singleton = isinstance(right, ast.Constant) and any(right.value is s for s in _SINGLETONS)
+            if type(op) in (ast.Is, ast.IsNot) and not singleton:
                 raise Unsupported("`is` other than with True, False or None")
     elif isinstance(child, ast.BinOp):
         if type(child.op) not in _BINARY:
             raise Unsupported("operator")
+        if isinstance(child.op, ast.Mod) and isinstance(child.left, ast.Constant):
+            if isinstance(child.left.value, (str, bytes)):
+                raise Unsupported("% formatting")
     elif isinstance(child, ast.UnaryOp):
         if type(child.op) not in _UNARY:
             raise Unsupported("operator")
@@ -278,6 +327,8 @@ def _eval(node: ast.AST, call: ast.Call, value: Any) -> Any:
 
 
 def _binary(op: type[ast.operator], left: Any, right: Any) -> Any:
+    if op is ast.Mod and isinstance(left, (str, bytes)):
+        raise TypeError("formatting is not judged")
     if op is ast.Pow and type(left) is int and type(right) is int and right > 0:
         if left.bit_length() * right > MAX_POWER_BITS:
             raise OverflowError("power too large to judge")

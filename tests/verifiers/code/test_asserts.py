@@ -57,6 +57,10 @@ def body(*lines: str) -> str:
         (CHECK.format(body=body("assert 'a' in candidate(1)")), ["f(1)"], ["'a' in candidate(1)"]),
         (CHECK.format(body=body("assert candidate(1) == 3 * 5 + 1")), ["f(1)"], ["candidate(1) == 3 * 5 + 1"]),
         (CHECK.format(body=body("assert candidate(1) or True")), ["f(1)"], ["candidate(1) or True"]),
+        (CHECK.format(body=body("assert not candidate(1) and 1")), ["f(1)"], ["not candidate(1) and 1"]),
+        (CHECK.format(body=body("assert 1 < candidate(1) < 3")), ["f(1)"], ["1 < candidate(1) < 3"]),
+        (CHECK.format(body=body("assert candidate(1) % 2 == 0")), ["f(1)"], ["candidate(1) % 2 == 0"]),
+        (CHECK.format(body=body("assert candidate(1) is False")), ["f(1)"], ["candidate(1) is False"]),
         (CHECK.format(body=body("assert (candidate(1),) == (1,)")), ["f(1)"], ["(candidate(1),) == (1,)"]),
         (CHECK.format(body=body("assert sum([candidate(1)]) == 1")), ["f(1)"], ["sum([candidate(1)]) == 1"]),
         # Constant arguments are sent as their source.
@@ -75,16 +79,10 @@ def body(*lines: str) -> str:
             ["f('ab' + 'c')"],
             ["candidate('ab' + 'c') == 3"],
         ),
-        (
-            CHECK.format(body=body("assert candidate(sorted([2, 1])) == 3")),
-            ["f(sorted([2, 1]))"],
-            ["candidate(sorted([2, 1])) == 3"],
-        ),
         # A function that consumes an iterable gets the items the call returns.
         (CHECK.format(body=body("assert tuple(candidate(1)) == (1,)")), ["[*f(1)]"], ["tuple(candidate(1)) == (1,)"]),
         (CHECK.format(body=body("assert sorted(candidate(1)) == [1]")), ["[*f(1)]"], ["sorted(candidate(1)) == [1]"]),
         (CHECK.format(body=body("assert len(list(candidate(1))) == 1")), ["[*f(1)]"], ["len(list(candidate(1))) == 1"]),
-        (CHECK.format(body=body("assert all(candidate(1))")), ["[*f(1)]"], ["all(candidate(1))"]),
         (CHECK.format(body=body("print", "assert candidate(1) == 1")), ["f(1)"], ["candidate(1) == 1"]),
     ],
 )
@@ -137,6 +135,41 @@ def test_checks_of_calls_the_grader_can_judge_become_values(test: str, exprs: li
         CHECK.format(body=body("candidate(1)", "assert candidate(1) == 2")),
         CHECK.format(body=body("assert True")),  # no call at all
         CHECK.format(body=body('"""only a docstring"""')),
+        # An argument the job would evaluate among the program's names.
+        CHECK.format(body=body("assert candidate(len('ab')) == 4")),
+        CHECK.format(body=body("assert candidate(sorted([2, 1])) == 3")),
+        CHECK.format(body=body("assert candidate([abs(-1)]) == 3")),
+        # A call Python may skip: the assert could pass without it, and a later call of
+        # a program that keeps state would answer differently.
+        CHECK.format(body=body("assert 1 or candidate(0)")),
+        CHECK.format(body=body("assert True and candidate(0)")),
+        CHECK.format(body=body("assert False or not candidate(0)")),
+        CHECK.format(body=body("assert 1 < 2 < candidate(0)")),
+        CHECK.format(body=body("assert 1 < 2 == (candidate(0) == 3)")),
+        CHECK.format(body=body("assert (1 or candidate(0)) == 1")),
+        # Consumers that may stop early.
+        CHECK.format(body=body("assert all(candidate(1))")),
+        CHECK.format(body=body("assert any(candidate(1))")),
+        # Formatting: the value could size the result.
+        CHECK.format(body=body("assert '%s' % candidate(1) == 'x'")),
+        CHECK.format(body=body("assert b'%d' % candidate(1) == b'1'")),
+        CHECK.format(body=body("assert '%s!' % (candidate(1),) == '1!'")),
+        # `is` with anything but the singletons themselves (0 == False, 1 == True).
+        CHECK.format(body=body("assert candidate(1) is 0")),
+        CHECK.format(body=body("assert candidate(1) is 1")),
+        CHECK.format(body=body("assert candidate(1) is 0.0")),
+        CHECK.format(body=body("assert candidate(1) is not 1.0")),
+        CHECK.format(body=body("assert candidate(1) is 0j")),
+        # Modules whose check fails whatever the program.
+        CHECK.format(body=body("assert candidate(1) == 2")) + "check = None\n",
+        CHECK.format(body=body("assert candidate(1) == 2")) + "f = 0\n",
+        "__builtins__ = {}\n" + CHECK.format(body=body("assert candidate(1) == 2")),
+        "__name__ = 'x'\n" + CHECK.format(body=body("assert candidate(1) == 2")),
+        "def check(candidate: 1 / 0):\n    assert candidate(1) == 2\n",
+        "def check(candidate) -> 1 / 0:\n    assert candidate(1) == 2\n",
+        # A builtin the test half of a split job does not have (it runs without `site`).
+        CHECK.format(body=body("exit", "assert candidate(1) == 2")),
+        CHECK.format(body=body("quit", "assert candidate(1) == 2")),
         # A name the grader evaluates means something else in the check.
         "sorted = 5\n" + CHECK.format(body=body("assert sorted(candidate(1)) == [1]")),
         "abs = 0\n" + CHECK.format(body=body("assert abs(candidate(1) - 2) < 1e-6")),
@@ -161,6 +194,13 @@ def test_checks_of_calls_the_grader_can_judge_become_values(test: str, exprs: li
 )
 def test_anything_else_stays_a_split_test(test: str) -> None:
     assert check_calls(test, "f") is None
+
+
+@pytest.mark.parametrize("entry_point", ["max", "sorted", "abs", "len", "round"])
+def test_an_entry_point_named_like_a_function_the_grader_calls_stays_split(entry_point: str) -> None:
+    """In split mode the check's `max` is the program's entry point; the grader's would
+    be the builtin."""
+    assert check_calls(CHECK.format(body=body("assert candidate([1, 2]) != max([3, 4])")), entry_point) is None
 
 
 @pytest.mark.parametrize(
