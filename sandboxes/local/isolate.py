@@ -231,7 +231,8 @@ def setup_zygote(hidden: list[str], uids: range, own_pid_ns: bool) -> Capabiliti
     except OSError as exc:
         caps.errors.append(f"proc: {exc}")
     try:
-        caps.writable_proc = _kept_fd(linux.open_tree_clone("/proc"))
+        fd = jobroot.writable_proc() if caps.minimal_root else linux.open_tree_clone("/proc")
+        caps.writable_proc = _kept_fd(fd)
     except OSError as exc:
         caps.errors.append(f"oom_score_adj of jobs: {exc}")
     try:

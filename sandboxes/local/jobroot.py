@@ -142,6 +142,30 @@ def enter(root: str) -> None:
     os.rmdir(f"/{OLD_ROOT}")
 
 
+# Where `writable_proc` briefly binds /proc, in the zygote's own root.
+WRITABLE_PROC = "/.proc-writable"
+
+
+def writable_proc(where: str = WRITABLE_PROC) -> int:
+    """An fd of a detached, writable mount of /proc, out of reach of the read-only
+    flag the tree gets next: open_tree(2), or where that is refused (Docker's default
+    seccomp profile), a bind mount that is opened and then lazily unmounted. Call
+    inside the minimal root, before it is made read-only."""
+    try:
+        return linux.open_tree_clone("/proc")
+    except OSError:
+        pass
+    os.mkdir(where, 0o700)
+    try:
+        _bind("/proc", where, recursive=False)
+        try:
+            return os.open(where, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        finally:
+            linux.umount2(where, linux.MNT_DETACH)
+    finally:
+        os.rmdir(where)
+
+
 def mount_proc() -> None:
     """A procfs of the calling process's PID namespace at /proc, each job seeing only
     its own uid's processes, with the host-wide files that tell about the host masked."""

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunResult, RunSpec
-from rlvr.sandboxes.local import isolate
+from rlvr.sandboxes.local import isolate, jobroot, linux
 from rlvr.sandboxes.local.client import LocalSandbox
 from tests.sandboxes.jobs import native_job, returned
 from tests.services import require
@@ -46,7 +46,9 @@ IN_THE_PROGRAM = {
         "os.close(w)\nos.wait()\nreturn os.read(r, 100).decode()"
     ),
     "a fresh interpreter": (
-        f"return subprocess.run([sys.executable, '-c', {'print(' + READ + ')'!r}], capture_output=True, text=True)"
+        # The zygote's sys.executable may be a virtualenv's, outside the job's root.
+        "python = next(p for p in (sys.executable, sys._base_executable, '/usr/bin/python3') if os.path.exists(p))\n"
+        f"return subprocess.run([python, '-c', {'print(' + READ + ')'!r}], capture_output=True, text=True)"
         ".stdout.strip()"
     ),
     "a shell": (
@@ -142,3 +144,37 @@ def _may_lower() -> bool:
     with open("/proc/self/status") as status:
         caps = next(line for line in status if line.startswith("CapEff:"))
     return bool(int(caps.split()[1], 16) >> 24 & 1)
+
+
+@pytest.mark.parametrize("open_tree", ["allowed", "refused"])
+def test_the_writable_proc_survives_the_root_going_read_only(open_tree: str, tmp_path: Any) -> None:
+    """`jobroot.writable_proc` in a throw-away mount namespace: by open_tree, or where
+    that is refused (Docker's default seccomp profile) by a bind mount it detaches. Once
+    every mount is read-only, a job's process still sets its oom_score_adj through it."""
+    require(os.geteuid() == 0 and linux.SUPPORTED, "root on x86_64 Linux")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        outcome = b"?"
+        try:
+            linux.unshare(linux.CLONE_NEWNS)
+            linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+            if open_tree == "refused":
+                linux.open_tree_clone = _refuse  # type: ignore[assignment]
+            fd = jobroot.writable_proc(str(tmp_path / "proc"))
+            gone = not os.path.exists(tmp_path / "proc")
+            linux.mount_setattr_recursive("/", linux.MOUNT_ATTR_RDONLY)
+            isolate.set_oom_score_adj(isolate.OOM_JOB, fd)
+            with open("/proc/self/oom_score_adj") as now:
+                outcome = f"{gone} {now.read().strip()}".encode()
+        finally:
+            os.write(w, outcome)
+            os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    assert os.read(r, 100) == f"True {JOB}".encode()
+    os.close(r)
+
+
+def _refuse(path: str) -> int:
+    raise PermissionError(1, "open_tree refused")
