@@ -66,17 +66,17 @@ def precompile(job: dict[str, Any]) -> dict[str, Any] | None:
 
 
 @functools.lru_cache(maxsize=COMPILED_EXPRS_ENTRIES)
-def _compiled_exprs(exprs: tuple[str, ...]) -> list[CodeType | None]:
+def _compiled_exprs(exprs: tuple[str, ...]) -> tuple[CodeType | None, ...]:
     """The test expressions' code objects (None where one does not compile: the job
     compiles it again and reports the error). Cached: the G responses to one prompt
-    share their tests."""
+    share their tests; a tuple, so no job can change what the next one gets."""
     compiled: list[CodeType | None] = []
     for index, expr in enumerate(exprs):
         try:
             compiled.append(compile_source(expr, f"test_{index}", "eval"))
         except COMPILE_ERRORS:
             compiled.append(None)
-    return compiled
+    return tuple(compiled)
 
 
 def compile_program(job: dict[str, Any], channel: core.Channel) -> CodeType | None:

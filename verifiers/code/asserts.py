@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Callable
 from typing import Any
 
 from rlvr.verifiers.code import pure
@@ -85,7 +86,7 @@ def check_calls(test: str, entry_point: str) -> tuple[list[str], list[pure.Judge
         if not isinstance(statement, ast.Assert):
             return None
         try:
-            call, items, judgement = pure.judged(statement.test, _CandidateCall(candidate))
+            call, items, judgement = pure.judged(statement.test, _candidate_call(candidate))
         except pure.Unsupported:
             return None
         source = f"{entry_point}({', '.join(ast.unparse(arg) for arg in call.args)})"
@@ -94,16 +95,14 @@ def check_calls(test: str, entry_point: str) -> tuple[list[str], list[pure.Judge
     return (exprs, judgements) if exprs else None
 
 
-class _CandidateCall:
+def _candidate_call(candidate: str) -> Callable[[ast.Call], bool]:
     """Whether a call is the program's: the candidate, with constant arguments."""
 
-    def __init__(self, candidate: str) -> None:
-        self.candidate = candidate
+    def is_call(node: ast.Call) -> bool:
+        named = isinstance(node.func, ast.Name) and node.func.id == candidate
+        return named and not node.keywords and all(pure.constant(arg) for arg in node.args)
 
-    def __call__(self, node: ast.Call) -> bool:
-        if not (isinstance(node.func, ast.Name) and node.func.id == self.candidate) or node.keywords:
-            return False
-        return all(pure.constant(arg) for arg in node.args)
+    return is_call
 
 
 def _bound(statements: list[ast.stmt]) -> set[str]:

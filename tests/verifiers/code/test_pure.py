@@ -9,6 +9,8 @@ import ast
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlvr.verifiers.code import pure
 from rlvr.verifiers.code.asserts import check_calls
@@ -143,6 +145,36 @@ def test_the_grader_judges_as_python_does(test: str) -> None:
         if python_verdict(test, value) != judged_verdict(test, value)
     ]
     assert not disagree
+
+
+# Plain data as the wire brings it: what a program's value can be once decoded.
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([0, 1, 2, 3, -1, 105]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.5, 1.0, 2 / 3, -0.0]),
+    st.text(max_size=6),
+    st.sampled_from(["a", "ab", "ba", "12"]),
+)
+PLAIN = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.lists(inner, max_size=5).map(tuple),
+        st.frozensets(st.one_of(st.integers(-5, 5), st.text(max_size=2)), max_size=4).map(set),
+        st.frozensets(st.integers(-5, 5), max_size=4),
+        st.dictionaries(st.one_of(st.integers(-5, 5), st.text(max_size=2)), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=PLAIN, test=st.sampled_from(ASSERTS))
+def test_the_grader_judges_generated_values_as_python_does(test: str, value: Any) -> None:
+    assert judged_verdict(test, value) == python_verdict(test, value)
 
 
 def test_some_values_pass_and_some_fail_each_assert() -> None:
