@@ -6,7 +6,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test bench openapi lint typecheck clean train-demo
+.PHONY: run test bench bytecode openapi lint typecheck clean train-demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,13 +40,20 @@ $(VENV)/.train-$(DEPS_HASH): $(VENV)/bin/python
 train-demo: $(VENV)/.train-$(DEPS_HASH)
 	$(VENV)/bin/rlvr train --config trainer/grpo/demo.yaml
 
-run: $(VENV)/.run-$(DEPS_HASH)
+# The package's bytecode, as a wheel install has it (an editable one has none, and
+# PYTHONDONTWRITEBYTECODE may keep Python from writing it): the sandbox's zygote then
+# loads its modules instead of compiling them, which would leave garbage in the heap
+# that every job's fork copies. Only changed files are compiled again.
+bytecode: $(VENV)/bin/python
+	$(PY) -m compileall -q rlvr sandboxes service verifiers trainer
+
+run: $(VENV)/.run-$(DEPS_HASH) bytecode
 	$(VENV)/bin/rlvr serve --host $(HOST) --port $(PORT)
 
-test: $(VENV)/.dev-$(DEPS_HASH)
+test: $(VENV)/.dev-$(DEPS_HASH) bytecode
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-bench: $(VENV)/.dev-$(DEPS_HASH)
+bench: $(VENV)/.dev-$(DEPS_HASH) bytecode
 	$(PY) -m bench.service
 	$(PY) -m bench.math_grading
 	$(PY) -m bench.sandbox

@@ -7,6 +7,12 @@ call-based items in batches of 500, and HumanEval.
 Isolated runs use one client process per core, each with its own zygote (as verifier
 workers do), submitting jobs concurrently. Through HTTP, every item's response is
 distinct (a numbered comment), so no verdict comes from the cache.
+
+Items through HTTP are set beside two anchors: a fresh `python -c` per item (what a
+grader without a zygote pays), and a warm interpreter per core that forks one child
+per item and runs the same program in it, with no isolation, no channel, no HTTP and
+no grading: the floor of any design that gives each item its own process, as this
+machine measures it in the same run.
 """
 
 from __future__ import annotations
@@ -47,27 +53,38 @@ def _client(runs: int) -> None:
     print(json.dumps({"ok": ok, "elapsed": elapsed, "isolation": box.isolation()["isolation"]}), flush=True)
 
 
-def isolated(runs: int, procs: int) -> tuple[float, int, str]:
-    per = runs // procs
+def _timed_clients(args: list[str], inputs: list[str]) -> tuple[float, list[dict[str, Any]]]:
+    """Start one `python -m bench.sandbox ARGS` per input line, wait until each says
+    `ready`, then start them together: wall seconds until all finished, and the JSON
+    report each printed last."""
     children = [
         subprocess.Popen(
-            [sys.executable, "-m", "bench.sandbox", "--client", str(per)],
+            [sys.executable, "-m", "bench.sandbox", *args],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
-        for _ in range(procs)
+        for _ in inputs
     ]
-    for child in children:
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    for child, line in zip(children, inputs, strict=True):
+        assert child.stdin is not None and child.stdout is not None
+        if line:
+            child.stdin.write(line + "\n")
+            child.stdin.flush()
+        assert child.stdout.readline().strip() == "ready"
     started = time.perf_counter()
     for child in children:
         assert child.stdin is not None
         child.stdin.write("go\n")
         child.stdin.flush()
     reports = [json.loads(child.communicate()[0].strip().splitlines()[-1]) for child in children]
-    elapsed = time.perf_counter() - started
+    return time.perf_counter() - started, reports
+
+
+def isolated(runs: int, procs: int) -> tuple[float, int, str]:
+    per = runs // procs
+    elapsed, reports = _timed_clients(["--client", str(per)], [""] * procs)
     return per * procs / elapsed, sum(r["ok"] for r in reports), reports[0]["isolation"]
 
 
@@ -142,28 +159,67 @@ def http_rate(rounds: list[list[dict[str, Any]]]) -> tuple[float, int, int]:
         server.wait(timeout=15)
 
 
+def _program(item: dict[str, Any]) -> str:
+    """An item's program and its tests as one script, for the anchors."""
+    code = item["response"].split("```python\n", 1)[1].rsplit("```", 1)[0]
+    gt = item["ground_truth"]
+    if "fn_name" in gt:
+        checks = [
+            f"assert {gt['fn_name']}(*{args!r}) == {out!r}"
+            for args, out in zip(gt["inputs"], gt["outputs"], strict=True)
+        ]
+        return code + "\n" + "\n".join(checks) + "\n"
+    return code + "\n" + gt["test"] + f"\ncheck({gt['entry_point']})\n"
+
+
 def fresh_interpreter_items(items: list[dict[str, Any]], procs: int) -> float:
     """The anchor: each item's program and its tests in a fresh `python -c`, no isolation."""
 
-    def program(item: dict[str, Any]) -> str:
-        code = item["response"].split("```python\n", 1)[1].rsplit("```", 1)[0]
-        gt = item["ground_truth"]
-        if "fn_name" in gt:
-            checks = [
-                f"assert {gt['fn_name']}(*{args!r}) == {out!r}"
-                for args, out in zip(gt["inputs"], gt["outputs"], strict=True)
-            ]
-            return code + "\n" + "\n".join(checks) + "\n"
-        return code + "\n" + gt["test"] + f"\ncheck({gt['entry_point']})\n"
-
     def one(item: dict[str, Any]) -> int:
-        return subprocess.run([sys.executable, "-c", program(item)], check=False, capture_output=True).returncode
+        return subprocess.run([sys.executable, "-c", _program(item)], check=False, capture_output=True).returncode
 
     started = time.perf_counter()
     with ThreadPoolExecutor(procs) as pool:
         codes = list(pool.map(one, items))
     assert not any(codes), "a fresh interpreter failed an item the sandbox passes"
     return len(items) / (time.perf_counter() - started)
+
+
+def _fork_client() -> None:
+    """One core's share of the fork-per-item floor: programs on stdin (JSON), one
+    forked child each, which runs it and exits. The parent holds what a zygote holds."""
+    import gc
+
+    from rlvr.sandboxes.local.zygote import PRELOAD
+
+    for name in PRELOAD:
+        __import__(name)
+    programs = [compile(text, "<item>", "exec") for text in json.loads(sys.stdin.readline())]
+    gc.collect()
+    gc.freeze()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    failed = 0
+    started = time.perf_counter()
+    for code in programs:
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                exec(code, {"__name__": "__main__"})
+                status = 0
+            finally:
+                os._exit(status)
+        failed += os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0
+    print(json.dumps({"failed": failed, "elapsed": time.perf_counter() - started}), flush=True)
+
+
+def fork_floor_items(items: list[dict[str, Any]], procs: int) -> float:
+    """The floor: items/s of a warm interpreter per core forking a child per item."""
+    shares = [json.dumps([_program(item) for item in items[i::procs]]) for i in range(procs)]
+    elapsed, reports = _timed_clients(["--fork-client"], shares)
+    assert not any(r["failed"] for r in reports), "a forked child failed an item the sandbox passes"
+    return len(items) / elapsed
 
 
 def _start_server(port: int) -> subprocess.Popen[bytes]:
@@ -212,9 +268,13 @@ def main() -> None:
     parser.add_argument("--humaneval-rounds", type=int, default=5, help="requests of all 164 HumanEval items")
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--fork-client", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
         _client(args.client)
+        return
+    if args.fork_client:
+        _fork_client()
         return
     rate, ok, level = isolated(args.runs, args.procs)
     fresh = fresh_interpreter(max(200, args.runs // 5), args.procs)
@@ -229,18 +289,20 @@ def main() -> None:
 def _http_report(n: int, batch: int, humaneval_rounds: int, procs: int) -> None:
     trivial = trivial_items(n, "run")
     rate, passed, total = http_rate([trivial[i : i + batch] for i in range(0, n, batch)])
-    fresh = fresh_interpreter_items(trivial[: max(200, n // 10)], procs)
     print(f"trivial call-based Python items through HTTP (/v1/grade, batches of {batch})")
-    print(f"  rlvr serve, code verifier:                 {rate:8.0f} items/s  ({passed}/{total} reward 1)")
-    print(f"  fresh `python -c` per item, no isolation:  {fresh:8.0f} items/s")
-    print(f"  ratio: {rate / fresh:.2f}x")
+    _print_anchored(rate, passed, total, trivial, procs)
     rounds = [humaneval_items(f"round {r}") for r in range(humaneval_rounds)]
     rate, passed, total = http_rate(rounds)
-    fresh = fresh_interpreter_items(rounds[0], procs)
     print(f"HumanEval canonical solutions through HTTP ({humaneval_rounds} requests of {len(rounds[0])} items)")
+    _print_anchored(rate, passed, total, [item for items in rounds for item in items], procs)
+
+
+def _print_anchored(rate: float, passed: int, total: int, items: list[dict[str, Any]], procs: int) -> None:
+    fresh = fresh_interpreter_items(items[: max(200, len(items) // 10)], procs)
+    floor = fork_floor_items(items, procs)
     print(f"  rlvr serve, code verifier:                 {rate:8.0f} items/s  ({passed}/{total} reward 1)")
-    print(f"  fresh `python -c` per item, no isolation:  {fresh:8.0f} items/s")
-    print(f"  ratio: {rate / fresh:.2f}x")
+    print(f"  fresh `python -c` per item, no isolation:  {fresh:8.0f} items/s  (rlvr {rate / fresh:.2f}x)")
+    print(f"  warm fork per item, no isolation or HTTP:  {floor:8.0f} items/s  (rlvr at {rate / floor:.0%} of it)")
 
 
 if __name__ == "__main__":

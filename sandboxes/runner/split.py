@@ -27,11 +27,13 @@ What the test half takes from the program, and nothing more:
 
 from __future__ import annotations
 
+# `_socket`, not `socket`: the zygote holds what the runner imports, and every job's
+# fork copies it (see `rlvr.sandboxes.local.zygote`).
+import _socket
 import builtins
 import contextlib
 import json
 import os
-import socket
 import struct
 import sys
 from collections.abc import Callable
@@ -62,12 +64,12 @@ class ProgramError(Exception):
 CONTROL_FLOW = (StopIteration, StopAsyncIteration, AssertionError)
 
 
-def send_msg(sock: socket.socket, obj: Any) -> None:
+def send_msg(sock: _socket.socket, obj: Any) -> None:
     body = json.dumps(obj, separators=(",", ":")).encode()
     sock.sendall(struct.pack("!I", len(body)) + body)
 
 
-def recv_msg(sock: socket.socket) -> Any:
+def recv_msg(sock: _socket.socket) -> Any:
     head = _recv_exact(sock, 4)
     (size,) = struct.unpack("!I", head)
     if size > MAX_MESSAGE:
@@ -75,7 +77,7 @@ def recv_msg(sock: socket.socket) -> Any:
     return json.loads(_recv_exact(sock, size))
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def _recv_exact(sock: _socket.socket, n: int) -> bytes:
     buf = bytearray()
     while len(buf) < n:
         chunk = sock.recv(min(n - len(buf), 1 << 20))
@@ -102,7 +104,7 @@ class _Handles:
         return self.objects[index]
 
 
-def _serve(code: str, program: CodeType | None, sock: socket.socket) -> None:
+def _serve(code: str, program: CodeType | None, sock: _socket.socket) -> None:
     """Load the program, send its top-level names, then answer requests until the test
     half hangs up."""
     handles = _Handles()
@@ -168,7 +170,7 @@ def _items(iterable: Any) -> list[Any]:
 class Link:
     """The test half's end of the program's socket."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: _socket.socket) -> None:
         self.sock, self.alive = sock, True
 
     def kill(self) -> None:
@@ -283,7 +285,7 @@ class Remote:
 
 def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
     core.stay_on_this_cpu()
-    parent_sock, child_sock = socket.socketpair()
+    parent_sock, child_sock = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     if os.fork() == 0:
         try:
             parent_sock.close()

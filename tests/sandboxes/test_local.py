@@ -193,10 +193,17 @@ def test_program_does_not_inherit_the_runners_future_flags(sb: LocalSandbox) -> 
 
 def test_zygote_carries_no_fork_handlers(sb: LocalSandbox) -> None:
     # threading and random register fork handlers that every job would then run.
-    # Nor dataclasses (`rlvr.sandboxes.base`): every page the zygote holds, each job maps.
-    unwanted = ["threading", "random", "dataclasses", "rlvr.sandboxes.base"]
+    # Nor dataclasses (`rlvr.sandboxes.base`), socket (its enums) or selectors: every
+    # page the zygote holds, each job maps.
+    unwanted = ["threading", "random", "dataclasses", "rlvr.sandboxes.base", "socket", "selectors"]
     code = f"import sys\ndef f():\n    return [m for m in {unwanted!r} if m in sys.modules]\n"
     assert sb.run(RunSpec(call_job(code))).records[-1]["v"] == []
+
+
+@pytest.mark.parametrize("module", ["socket", "selectors", "random", "threading"])
+def test_a_program_imports_what_the_zygote_does_not_hold(sb: LocalSandbox, module: str) -> None:
+    code = f"import {module}\ndef f():\n    return {module}.__name__\n"
+    assert sb.run(RunSpec(call_job(code))).records[-1]["v"] == module
 
 
 def test_job_larger_than_the_socket_buffer_is_fed(sb: LocalSandbox) -> None:
