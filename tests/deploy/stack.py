@@ -138,8 +138,9 @@ class Stack:
     def running(self, service: str) -> list[str]:
         return [c for c in self.containers(service) if inspect(c)["State"]["Running"]]
 
-    def logs(self) -> str:
-        return self.run("logs", "--tail", "40", check=False)[-6000:]
+    def logs(self, *services: str) -> str:
+        """The last lines each of `services` (all by default) logged."""
+        return self.run("logs", "--no-color", "--tail", "40", *services, check=False)[-6000:]
 
     def down(self) -> None:
         self.run("down", "--remove-orphans", check=False)

@@ -34,6 +34,16 @@ def grade(api: httpx.Client, items: list[dict[str, Any]]) -> dict[str, dict[str,
     return {x["id"]: x for x in r.json()["results"]}
 
 
+def explain(results: dict[str, dict[str, Any]], stack: Stack) -> str:
+    """Why a batch came back wrong, short enough for CI's excerpt of the output: each
+    result's verdict and reason (the same reason once), then the stack's recent logs."""
+    seen: dict[str, list[str]] = {}
+    for key, r in results.items():
+        seen.setdefault(f"{r['verdict']} mask={r['mask']} reward={r['reward']}: {r['reason'][:300]}", []).append(key)
+    lines = [f"{', '.join(keys[:8])}{' ...' if len(keys) > 8 else ''} -> {what}" for what, keys in seen.items()]
+    return "\n".join([*lines, "--- logs ---", stack.logs("worker", "api")])
+
+
 def stdio(id_: str, program: str, stdin: str, stdout: str, language: str = "python") -> dict[str, Any]:
     fence = {"python": "python", "cpp": "cpp", "javascript": "javascript"}[language]
     return {
@@ -50,7 +60,7 @@ def test_readyz_reports_full_isolation_inside_the_container(stack: Stack) -> Non
     assert sandbox["errors"] == []
 
 
-def test_a_mixed_batch_is_graded_through_the_published_port(api: httpx.Client) -> None:
+def test_a_mixed_batch_is_graded_through_the_published_port(stack: Stack, api: httpx.Client) -> None:
     cpp = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;}"
     items = [
         {"id": "math-right", "verifier": "math", "response": "so \\boxed{4}", "ground_truth": "4"},
@@ -78,15 +88,15 @@ def test_a_mixed_batch_is_graded_through_the_published_port(api: httpx.Client) -
         "js": 1.0,
         "format": 1.0,
         "format-wrong": 0.0,
-    }, results
-    assert not any(v["mask"] for v in results.values()), results
+    }, explain(results, stack)
+    assert not any(v["mask"] for v in results.values()), explain(results, stack)
 
 
-def test_jobs_run_without_capabilities_and_with_no_new_privs(api: httpx.Client) -> None:
-    item = {"id": "status", "verifier": "code", "response": STATUS_PROGRAM}
+def test_jobs_run_without_capabilities_and_with_no_new_privs(stack: Stack, api: httpx.Client) -> None:
+    item: dict[str, Any] = {"id": "status", "verifier": "code", "response": STATUS_PROGRAM}
     item["ground_truth"] = {"inputs": [""], "outputs": [JOB_STATUS]}
-    result = grade(api, [item])["status"]
-    assert (result["reward"], result["mask"]) == (1.0, False), result
+    results = grade(api, [item])
+    assert (results["status"]["reward"], results["status"]["mask"]) == (1.0, False), explain(results, stack)
 
 
 def test_the_worker_container_has_the_sandbox_and_the_seccomp_profile(stack: Stack) -> None:
@@ -114,7 +124,7 @@ def test_workers_scale_to_two(stack: Stack, api: httpx.Client) -> None:
     stack.up("--scale", "worker=2", "--no-recreate")
     assert len(stack.running("worker")) == 2
     results = grade(api, [stdio(f"s{i}", "print(int(input()) * 2)", f"{i}\n", f"{2 * i}\n") for i in range(40)])
-    assert all(r["reward"] == 1.0 and not r["mask"] for r in results.values()), results
+    assert all(r["reward"] == 1.0 and not r["mask"] for r in results.values()), explain(results, stack)
 
 
 def test_a_worker_killed_mid_batch_loses_no_item(stack: Stack, api: httpx.Client) -> None:
@@ -138,9 +148,9 @@ def test_a_worker_killed_mid_batch_loses_no_item(stack: Stack, api: httpx.Client
     subprocess.run(["docker", "kill", workers[0]], check=True, capture_output=True)
     batch.join()
     assert len(answer) == KILL_BATCH
-    assert not [k for k, v in answer.items() if v["mask"]], answer
+    assert not [k for k, v in answer.items() if v["mask"]], explain(answer, stack)
     wrong = {k: v["reward"] for k, v in answer.items() if v["reward"] != (1.0 if int(k[1:]) % 2 == 0 else 0.0)}
-    assert not wrong, wrong
+    assert not wrong, explain({k: answer[k] for k in wrong}, stack)
 
 
 def processed_units(stack: Stack) -> int:
