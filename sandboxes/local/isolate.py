@@ -53,10 +53,10 @@ from typing import Any
 from rlvr.sandboxes.local import cgroups, jobroot, linux, seccomp
 from rlvr.sandboxes.local.control import JobLimits
 
-# Jobs get uids from here up: base + zygote pid * UIDS_PER_ZYGOTE + 2 * slot number
-# (+1 for the trusted half of a split job). The zygote's pid makes ranges of concurrent
-# zygotes disjoint; a uid is reused only once its job, and so every process and file
-# it owned, is gone.
+# Jobs get uids from here up: a range of UIDS_PER_ZYGOTE per zygote (see
+# `zygote.uid_base`: by its pid on a host, so concurrent zygotes' ranges are disjoint),
+# 2 * slot number into it (+1 for the trusted half of a split job); a uid is reused only
+# once its job, and so every process and file it owned, is gone.
 UID_BASE = 1_000_000
 UIDS_PER_ZYGOTE = 512
 MAX_SLOTS = UIDS_PER_ZYGOTE // 2

@@ -106,7 +106,12 @@ Request = tuple[int, control.JobLimits, list[int]]
 
 class Zygote:
     def __init__(
-        self, sock: _socket.socket, caps: isolate.Capabilities, cgroups: JobCgroups | None, ident: int
+        self,
+        sock: _socket.socket,
+        caps: isolate.Capabilities,
+        cgroups: JobCgroups | None,
+        ident: int,
+        first_uid: int,
     ) -> None:
         self.sock, self.caps, self.cgroups, self.ident = sock, caps, cgroups, ident
         self.flags = caps.job_flags()
@@ -116,7 +121,7 @@ class Zygote:
         self.by_id: dict[int, int] = {}  # job id -> pid
         self.free_slots = list(range(isolate.MAX_SLOTS - 1, -1, -1))  # slot numbers
         self.slots: dict[int, isolate.Slot] = {}  # slot number -> slot, made on first use
-        self.uid_base = uid_base(ident)
+        self.uid_base = first_uid
         self.exits: list[bytes] = []
         self.poller = select.poll()
         self.pidfds: dict[int, int] = {}  # pid -> pidfd
@@ -315,14 +320,41 @@ class Zygote:
             self.cgroups.remove()
 
 
-def uid_base(ident: int) -> int:
-    return isolate.UID_BASE + ident * isolate.UIDS_PER_ZYGOTE
+# The initial PID namespace's inode (PROC_PID_INIT_INO), and the most pids it can
+# number (PID_MAX_LIMIT): a host's zygotes take the uid ranges below that many, by pid.
+INIT_PID_NS = 0xEFFFFFFC
+HOST_RANGES = 4_194_304
+# Zygotes in other PID namespaces (containers) take the ranges above, by a hash of
+# (namespace, pid): pids repeat from one container to the next, and two zygotes with one
+# uid range would share what the kernel counts per uid (RLIMIT_NPROC, pipe buffers,
+# inotify instances), so that one job could starve another of forks. Namespaces are
+# not visible from one container to another, so this is a hash, not a claim: for 16
+# zygotes on one host, two collide with a chance of about 3 in 100,000.
+SHARED_RANGES = (2**32 - 2 - isolate.UID_BASE) // isolate.UIDS_PER_ZYGOTE - HOST_RANGES
 
 
-def startup(hidden: list[str], parent: int) -> tuple[isolate.Capabilities, JobCgroups | None]:
-    """Set the zygote up. Its identity (`os.getpid()` here: the pid the client knows) is
-    taken first: once it is pid 1 of its own PID namespace, its pid says nothing."""
-    ident = os.getpid()
+def uid_base(pid: int, pid_ns: int) -> int:
+    """The first uid of the range a zygote's jobs take: `pid`, the zygote's pid in
+    `pid_ns`, the inode of its PID namespace."""
+    if pid_ns == INIT_PID_NS:
+        return isolate.UID_BASE + pid * isolate.UIDS_PER_ZYGOTE
+    mixed = (pid_ns << 32 | pid) * 0x9E3779B97F4A7C15 & (2**64 - 1)  # Fibonacci hashing
+    mixed ^= mixed >> 29
+    return isolate.UID_BASE + (HOST_RANGES + mixed % SHARED_RANGES) * isolate.UIDS_PER_ZYGOTE
+
+
+def own_uid_base() -> int:
+    """`uid_base` of the calling process, before it makes a PID namespace of its own."""
+    try:
+        pid_ns = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        pid_ns = INIT_PID_NS  # no procfs: pids are all there is to go by
+    return uid_base(os.getpid(), pid_ns)
+
+
+def startup(hidden: list[str], parent: int, first_uid: int) -> tuple[isolate.Capabilities, JobCgroups | None]:
+    """Set the zygote up, its jobs taking uids from `first_uid` on (`own_uid_base`,
+    taken before: once the zygote is pid 1 of its own PID namespace, its pid says nothing)."""
     if linux.SUPPORTED:
         with contextlib.suppress(OSError):
             linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -336,7 +368,8 @@ def startup(hidden: list[str], parent: int) -> tuple[isolate.Capabilities, JobCg
             resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
     cgroups, no_cgroups = isolate.setup_cgroups()
     own_pid_ns = os.geteuid() == 0 and linux.SUPPORTED and isolate.own_pid_namespace()
-    caps = isolate.setup_zygote(hidden, range(uid_base(ident), uid_base(ident + 1)), own_pid_ns)
+    uids = range(first_uid, first_uid + isolate.UIDS_PER_ZYGOTE)
+    caps = isolate.setup_zygote(hidden, uids, own_pid_ns)
     if cgroups is not None:
         caps.cgroups = cgroups.version
     else:
@@ -400,8 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     # site-packages for the programs' own imports; not processed by `site`, see above.
     sys.path += [d for d in options.get("site", "").split(os.pathsep) if d and d not in sys.path]
     parent = int(options.get("parent") or 0)
-    ident = os.getpid()
-    caps, cgroups = startup(hidden_data_dirs(), parent)
+    ident, first_uid = os.getpid(), own_uid_base()
+    caps, cgroups = startup(hidden_data_dirs(), parent, first_uid)
     sys.path[:] = checked_sys_path(sys.path, caps)
     if "probe" in options:
         if cgroups is not None:
@@ -414,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     # not write to (and copy) every page of the inherited heap.
     gc.freeze()
     sock = _socket.socket(fileno=int(options["fd"]))
-    Zygote(sock, caps, cgroups, ident).serve()
+    Zygote(sock, caps, cgroups, ident, first_uid).serve()
     return 0
 
 

@@ -1,0 +1,89 @@
+"""Which uids a zygote's jobs take. On a host, by the zygote's pid: ranges of concurrent
+zygotes are disjoint. In other PID namespaces (containers), where pids repeat, by a hash
+of namespace and pid above every host range: two worker containers side by side must not
+hand their jobs one uid, or the jobs share what the kernel counts per uid (RLIMIT_NPROC:
+one job's forks would fail another's)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+
+import pytest
+
+from rlvr.sandboxes.local import isolate, linux
+from rlvr.sandboxes.local.zygote import HOST_RANGES, INIT_PID_NS, own_uid_base, uid_base
+from tests.services import require
+
+UID_LIMIT = 2**32 - 2  # (uid_t)-1 means "unchanged" to setresuid
+HOST_TOP = isolate.UID_BASE + HOST_RANGES * isolate.UIDS_PER_ZYGOTE
+# Namespace inodes as the kernel numbers them (from 0xF0000000 up), pids as containers start them.
+NAMESPACES = [0xF0000000 + n for n in (1, 2, 3, 57, 1000, 4097, 65_000)] + [0xEFFFFFFB, 0xF00FFFFF]
+CONTAINER_PIDS = [1, 2, 7, 15, 67, 68, 69, 70, 102, 999, 32_767, 4_194_303]
+
+
+@pytest.mark.parametrize("pid", [1, 2, 300, 32_767, 65_536, 4_194_303])
+def test_on_the_host_the_range_follows_the_pid(pid: int) -> None:
+    base = uid_base(pid, INIT_PID_NS)
+    assert base == isolate.UID_BASE + pid * isolate.UIDS_PER_ZYGOTE
+    assert uid_base(pid + 1, INIT_PID_NS) - base == isolate.UIDS_PER_ZYGOTE  # disjoint neighbours
+    assert base + isolate.UIDS_PER_ZYGOTE <= HOST_TOP
+
+
+@pytest.mark.parametrize(("pid_ns", "pid"), list(itertools.product(NAMESPACES, CONTAINER_PIDS)))
+def test_in_a_container_the_range_lies_above_every_host_range(pid_ns: int, pid: int) -> None:
+    base = uid_base(pid, pid_ns)
+    assert HOST_TOP <= base
+    assert base + isolate.UIDS_PER_ZYGOTE - 1 < UID_LIMIT
+    assert (base - isolate.UID_BASE) % isolate.UIDS_PER_ZYGOTE == 0
+    assert base == uid_base(pid, pid_ns)  # the same zygote asks again, gets the same range
+
+
+@pytest.mark.parametrize("pid", range(1, 400))
+def test_containers_with_the_same_pids_get_different_ranges(pid: int) -> None:
+    """Sixteen containers started alike: their zygotes have the same pid, and their
+    namespaces neighbouring inode numbers."""
+    bases = {uid_base(pid, 0xF0000000 + 0x100 + n) for n in range(16)}
+    assert len(bases) == 16
+
+
+def test_a_zygote_in_a_pid_namespace_of_its_own_reads_it() -> None:
+    """Two processes that are each pid 1 of a new PID namespace, as in two containers,
+    get two different ranges, and neither is the host's range for pid 1."""
+    require(os.geteuid() == 0 and linux.SUPPORTED, "root on x86_64 Linux")
+    seen = [_in_new_pid_namespace() for _ in range(2)]
+    assert [s["pid"] for s in seen] == [1, 1]
+    assert seen[0]["ns"] != seen[1]["ns"]
+    assert [s["base"] for s in seen] == [uid_base(1, s["ns"]) for s in seen]
+    assert seen[0]["base"] != seen[1]["base"]
+    assert uid_base(1, INIT_PID_NS) not in {s["base"] for s in seen}
+
+
+def test_this_process_takes_the_range_of_its_pid_here() -> None:
+    pid_ns = os.stat("/proc/self/ns/pid").st_ino
+    assert own_uid_base() == uid_base(os.getpid(), pid_ns)
+
+
+def _in_new_pid_namespace() -> dict[str, int]:
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        report = b"{}"
+        try:
+            os.close(r)
+            linux.unshare(linux.CLONE_NEWPID)
+            inner = os.fork()
+            if inner == 0:
+                fields = {"pid": os.getpid(), "ns": os.stat("/proc/self/ns/pid").st_ino, "base": own_uid_base()}
+                os.write(w, json.dumps(fields).encode())
+                os._exit(0)
+            os.waitpid(inner, 0)
+            report = b""
+        finally:
+            os.write(w, report)
+            os._exit(0)
+    os.close(w)
+    os.waitpid(child, 0)
+    with os.fdopen(r, "rb") as out:
+        return dict(json.loads(out.read()))
