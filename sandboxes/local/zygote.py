@@ -121,7 +121,7 @@ class Zygote:
         self.by_id: dict[int, int] = {}  # job id -> pid
         self.free_slots = list(range(isolate.MAX_SLOTS - 1, -1, -1))  # slot numbers
         self.slots: dict[int, isolate.Slot] = {}  # slot number -> slot, made on first use
-        self.uid_base = first_uid
+        self.first_uid = first_uid
         self.exits: list[bytes] = []
         self.poller = select.poll()
         self.pidfds: dict[int, int] = {}  # pid -> pidfd
@@ -211,7 +211,7 @@ class Zygote:
             slot = self.slots.get(number)
             if slot is None:
                 cgroup = self.cgroups.slot(number) if self.cgroups is not None else None
-                slot = self.slots[number] = isolate.Slot(self.caps, number, self.uid_base + 2 * number, cgroup)
+                slot = self.slots[number] = isolate.Slot(self.caps, number, self.first_uid + 2 * number, cgroup)
             slot.prepare(limits)
         except OSError as exc:
             self.free_slots.append(number)
@@ -331,6 +331,7 @@ HOST_RANGES = 4_194_304
 # not visible from one container to another, so this is a hash, not a claim: for 16
 # zygotes on one host, two collide with a chance of about 3 in 100,000.
 SHARED_RANGES = (2**32 - 2 - isolate.UID_BASE) // isolate.UIDS_PER_ZYGOTE - HOST_RANGES
+SHARED_UID_BASE = isolate.UID_BASE + HOST_RANGES * isolate.UIDS_PER_ZYGOTE
 
 
 def uid_base(pid: int, pid_ns: int) -> int:
@@ -340,7 +341,7 @@ def uid_base(pid: int, pid_ns: int) -> int:
         return isolate.UID_BASE + pid * isolate.UIDS_PER_ZYGOTE
     mixed = (pid_ns << 32 | pid) * 0x9E3779B97F4A7C15 & (2**64 - 1)  # Fibonacci hashing
     mixed ^= mixed >> 29
-    return isolate.UID_BASE + (HOST_RANGES + mixed % SHARED_RANGES) * isolate.UIDS_PER_ZYGOTE
+    return SHARED_UID_BASE + mixed % SHARED_RANGES * isolate.UIDS_PER_ZYGOTE
 
 
 def own_uid_base() -> int:

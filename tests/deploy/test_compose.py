@@ -12,8 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from rlvr.sandboxes.local import isolate
-from rlvr.sandboxes.local.zygote import HOST_RANGES
+from rlvr.sandboxes.local.zygote import SHARED_UID_BASE
 from rlvr.service import redis_keys
 from tests.deploy.stack import TEST_TIMEOUT_S, Stack, docker_exec, inspect
 
@@ -104,8 +103,7 @@ def test_jobs_run_without_capabilities_and_with_no_new_privs(stack: Stack, api: 
 def test_jobs_in_a_container_take_uids_above_every_host_range(stack: Stack, api: httpx.Client) -> None:
     """Pids start again from 1 in each container: the jobs' uids come from the zygote's
     PID namespace as well, above what any host zygote takes (`zygote.uid_base`)."""
-    top = isolate.UID_BASE + HOST_RANGES * isolate.UIDS_PER_ZYGOTE
-    program = f"import os\nprint({top} <= os.getuid() < 2**32 - 2)"
+    program = f"import os\nprint({SHARED_UID_BASE} <= os.getuid() < 2**32 - 2)"
     results = grade(api, [stdio("uid", program, "", "True\n")])
     assert (results["uid"]["reward"], results["uid"]["mask"]) == (1.0, False), explain(results, stack)
 

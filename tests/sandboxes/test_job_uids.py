@@ -15,11 +15,10 @@ from collections.abc import Iterator
 import pytest
 
 from rlvr.sandboxes.local import isolate, linux
-from rlvr.sandboxes.local.zygote import HOST_RANGES, INIT_PID_NS, own_uid_base, uid_base
+from rlvr.sandboxes.local.zygote import INIT_PID_NS, SHARED_UID_BASE, own_uid_base, uid_base
 from tests.services import require
 
 UID_LIMIT = 2**32 - 2  # (uid_t)-1 means "unchanged" to setresuid
-HOST_TOP = isolate.UID_BASE + HOST_RANGES * isolate.UIDS_PER_ZYGOTE
 # Namespace inodes as the kernel numbers them (from 0xF0000000 up), pids as containers start them.
 NAMESPACES = [0xF0000000 + n for n in (1, 2, 3, 57, 1000, 4097, 65_000)] + [0xEFFFFFFB, 0xF00FFFFF]
 CONTAINER_PIDS = [1, 2, 7, 15, 67, 68, 69, 70, 102, 999, 32_767, 4_194_303]
@@ -30,13 +29,13 @@ def test_on_the_host_the_range_follows_the_pid(pid: int) -> None:
     base = uid_base(pid, INIT_PID_NS)
     assert base == isolate.UID_BASE + pid * isolate.UIDS_PER_ZYGOTE
     assert uid_base(pid + 1, INIT_PID_NS) - base == isolate.UIDS_PER_ZYGOTE  # disjoint neighbours
-    assert base + isolate.UIDS_PER_ZYGOTE <= HOST_TOP
+    assert base + isolate.UIDS_PER_ZYGOTE <= SHARED_UID_BASE
 
 
 @pytest.mark.parametrize(("pid_ns", "pid"), list(itertools.product(NAMESPACES, CONTAINER_PIDS)))
 def test_in_a_container_the_range_lies_above_every_host_range(pid_ns: int, pid: int) -> None:
     base = uid_base(pid, pid_ns)
-    assert HOST_TOP <= base
+    assert SHARED_UID_BASE <= base
     assert base + isolate.UIDS_PER_ZYGOTE - 1 < UID_LIMIT
     assert (base - isolate.UID_BASE) % isolate.UIDS_PER_ZYGOTE == 0
     assert base == uid_base(pid, pid_ns)  # the same zygote asks again, gets the same range
