@@ -13,6 +13,8 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rlvr.sandboxes.local import isolate, linux
 from rlvr.sandboxes.local.zygote import INIT_PID_NS, SHARED_UID_BASE, own_uid_base, uid_base
@@ -22,6 +24,14 @@ UID_LIMIT = 2**32 - 2  # (uid_t)-1 means "unchanged" to setresuid
 # Namespace inodes as the kernel numbers them (from 0xF0000000 up), pids as containers start them.
 NAMESPACES = [0xF0000000 + n for n in (1, 2, 3, 57, 1000, 4097, 65_000)] + [0xEFFFFFFB, 0xF00FFFFF]
 CONTAINER_PIDS = [1, 2, 7, 15, 67, 68, 69, 70, 102, 999, 32_767, 4_194_303]
+
+
+@given(pid=st.integers(1, 4_194_304), pid_ns=st.integers(0, 2**32 - 1).filter(lambda n: n != INIT_PID_NS))
+def test_any_namespace_and_pid_give_a_whole_range_above_the_host_ranges(pid: int, pid_ns: int) -> None:
+    base = uid_base(pid, pid_ns)
+    assert SHARED_UID_BASE <= base
+    assert base + isolate.UIDS_PER_ZYGOTE - 1 < UID_LIMIT
+    assert (base - isolate.UID_BASE) % isolate.UIDS_PER_ZYGOTE == 0
 
 
 @pytest.mark.parametrize("pid", [1, 2, 300, 32_767, 65_536, 4_194_303])
