@@ -12,8 +12,9 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip "setuptools>=68" wheel
 
-# Stamps are named after pyproject.toml's hash, so changing dependencies reinstalls.
-DEPS_HASH := $(shell cat pyproject.toml examples/rlvr-plugin-example/pyproject.toml | cksum | cut -d' ' -f1)
+# Stamps are named after pyproject.toml's hash, so changing dependencies reinstalls; and
+# after the C extension's source, which the install compiles (sandboxes/local/_jobstart.c).
+DEPS_HASH := $(shell cat pyproject.toml examples/rlvr-plugin-example/pyproject.toml sandboxes/local/_jobstart.c | cksum | cut -d' ' -f1)
 
 $(VENV)/.run-$(DEPS_HASH): $(VENV)/bin/python
 	$(PIP) install --quiet -e .

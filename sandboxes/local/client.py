@@ -91,7 +91,10 @@ class _JobState:
 class LocalSandbox:
     backend = "local"
 
-    def __init__(self) -> None:
+    def __init__(self, native_start: bool = True) -> None:
+        """`native_start`: jobs start through the `_jobstart` extension where it was
+        built (False: always the same steps in Python; see `rlvr.sandboxes.local.jobstart`)."""
+        self._native_start = native_start
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._hello: dict[str, Any] = {}
@@ -109,7 +112,13 @@ class LocalSandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
-                zygote_command("--fd", str(theirs.fileno()), "--parent", str(os.getpid())),
+                zygote_command(
+                    "--fd",
+                    str(theirs.fileno()),
+                    "--parent",
+                    str(os.getpid()),
+                    *(() if self._native_start else ("--python-start",)),
+                ),
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 env=zygote_env(),

@@ -44,7 +44,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import resource
 import select
 import sys
 from collections.abc import Callable
@@ -102,6 +101,8 @@ class Capabilities:
         # where a job's process, still root, sets its own oom_score_adj: the /proc jobs
         # see is read-only. -1 if there is none (a job then keeps the zygote's).
         self.writable_proc = -1
+        # A job's first steps are taken by `_jobstart` (C), not in Python (`jobstart`).
+        self.native_start = False
         self.errors: list[str] = []
 
     def job_flags(self) -> int:
@@ -148,6 +149,7 @@ class Capabilities:
             "per_job_memory": bool(self.cgroups),
             "minimal_root": self.minimal_root,
             "host_pids_hidden": self.own_pid_ns,
+            "job_start": "native" if self.native_start else "python",
             "errors": self.errors,
         }
 
@@ -441,26 +443,6 @@ def _private_tmp(size_mb: int) -> None:
     linux.mount("tmpfs", "/tmp", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={size_mb}m,mode=1777,nr_inodes=8192")
 
 
-def enter_job(caps: Capabilities, slot: Slot, limits: JobLimits) -> None:
-    """First steps of a job's process, still as root: namespaces, private tmp, limits.
-    Dropping the uid and the seccomp filter come later (`drop`), once the runner has
-    decided which of its processes is which."""
-    if slot.cgroup is not None:
-        slot.cgroup.join()  # first: whatever the job's process does from here is charged
-        # Its cgroups are the root of its view: /proc/self/cgroup shows no host path.
-        linux.unshare(linux.CLONE_NEWCGROUP)
-    if not caps.pid_ns:
-        os.setsid()  # in a PID namespace the job is pid 1 and takes everything with it
-    linux.prctl(linux.PR_SET_PDEATHSIG, 9)
-    set_oom_score_adj(OOM_JOB, caps.writable_proc)
-    if slot.net >= 0:
-        linux.setns(slot.net, linux.CLONE_NEWNET)
-    if slot.mnt >= 0:
-        linux.setns(slot.mnt, linux.CLONE_NEWNS)
-    os.chdir("/tmp")
-    set_rlimits(limits)
-
-
 def set_oom_score_adj(value: bytes, proc: int = -1) -> None:
     """Who the kernel's OOM killer takes first: jobs (`OOM_JOB`), never the zygote
     (`OOM_ZYGOTE`), whose death would fail every job in flight as the sandbox's own.
@@ -478,22 +460,6 @@ def set_oom_score_adj(value: bytes, proc: int = -1) -> None:
         pass  # not root (the zygote), or an old kernel: the default order
     finally:
         os.close(fd)
-
-
-def set_rlimits(limits: JobLimits) -> None:
-    mib = 1024 * 1024
-    for which, value in (
-        (resource.RLIMIT_CPU, limits.cpu_s),
-        (resource.RLIMIT_AS, limits.memory_mb * mib),
-        (resource.RLIMIT_FSIZE, limits.fsize_mb * mib),
-        (resource.RLIMIT_NOFILE, limits.nofile),
-        (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_NPROC, limits.nproc),
-    ):
-        try:  # not contextlib.suppress: its objects would be more pages to copy per job
-            resource.setrlimit(which, (value, value))
-        except (ValueError, OSError):
-            pass
 
 
 def drop(caps: Capabilities, uid: int, *, dumpable: bool = True) -> None:

@@ -28,7 +28,7 @@ import struct
 import sys
 import traceback
 
-from rlvr.sandboxes.local import control, isolate, linux, seccomp
+from rlvr.sandboxes.local import control, isolate, jobstart, linux, seccomp
 from rlvr.sandboxes.local.cgroups import JobCgroups
 from rlvr.sandboxes.runner import core, entry
 
@@ -112,9 +112,11 @@ class Zygote:
         cgroups: JobCgroups | None,
         ident: int,
         first_uid: int,
+        native: jobstart.NativeStart | None,
     ) -> None:
         self.sock, self.caps, self.cgroups, self.ident = sock, caps, cgroups, ident
         self.flags = caps.job_flags()
+        self.native = native
         # What a job's process keeps open: its std fds, the channel, the tests' namespace.
         self.job_fds = (0, 1, 2, core.CHANNEL_FD, *([caps.tests_mnt] if caps.tests_mnt >= 0 else []))
         self.jobs: dict[int, tuple[int, isolate.Slot]] = {}  # pid -> (job id, its slot)
@@ -179,24 +181,24 @@ class Zygote:
         each fork makes every page the zygote then writes a copy, so the less it does
         between two forks, the fewer pages it copies per job."""
         ready = [(request, slot) for request in batch if (slot := self.take_slot(request)) is not None]
-        flags = self.flags
-        pids: list[int | OSError] = []
+        flags, caps, native, keep = self.flags, self.caps, self.native, self.job_fds
+        started: list[tuple[int, int] | OSError] = []
         for (_job_id, limits, fds), slot in ready:
             try:
-                pid = linux.clone_fork(flags) if flags else os.fork()
+                pid, pidfd = jobstart.start(native, flags, caps, slot, limits, fds, keep)
             except OSError as exc:
-                pids.append(exc)
+                started.append(exc)
                 continue
             if pid == 0:
                 self.child(fds, slot, limits)
-            pids.append(pid)
-        for ((job_id, _limits, fds), slot), started in zip(ready, pids, strict=True):
+            started.append((pid, pidfd))
+        for ((job_id, _limits, fds), slot), outcome in zip(ready, started, strict=True):
             _close_all(fds)
-            if isinstance(started, OSError):
+            if isinstance(outcome, OSError):
                 self.free_slots.append(slot.number)
-                self.send(control.error(job_id, f"could not start job: {started}"))
+                self.send(control.error(job_id, f"could not start job: {outcome}"))
             else:
-                self.track(job_id, started, slot)
+                self.track(job_id, *outcome, slot)
 
     def take_slot(self, request: Request) -> isolate.Slot | None:
         """A free slot with its namespaces ready for the job; None (the client told,
@@ -220,11 +222,13 @@ class Zygote:
             return None
         return slot
 
-    def track(self, job_id: int, pid: int, slot: isolate.Slot) -> None:
+    def track(self, job_id: int, pid: int, pidfd: int, slot: isolate.Slot) -> None:
+        """Follow a started job; `pidfd` is -1 if `jobstart.start` made none."""
         self.jobs[pid] = (job_id, slot)
         self.by_id[job_id] = pid
         try:
-            pidfd = os.pidfd_open(pid)
+            if pidfd < 0:
+                pidfd = os.pidfd_open(pid)
         except (OSError, AttributeError):
             return  # an old kernel: `serve` polls with a short timeout instead
         self.pidfds[pid] = pidfd
@@ -233,15 +237,9 @@ class Zygote:
     def child(self, fds: list[int], slot: isolate.Slot, limits: control.JobLimits) -> None:
         code = EXIT_INTERNAL
         try:
-            isolate.enter_job(self.caps, slot, limits)
-            channel, stdout, stderr = fds
-            # The channel is both the job's input (fd 0, until the runner detaches it)
-            # and its record output (fd 3). Received fds are all above 2.
-            os.dup2(channel, 0)
-            os.dup2(stdout, 1)
-            os.dup2(stderr, 2)
-            os.dup2(channel, core.CHANNEL_FD)
-            core.close_fds_except(*self.job_fds)
+            if self.native is None:  # else `_jobstart` took these steps
+                jobstart.enter_job(self.caps, slot, limits)
+                jobstart.place_fds(fds, self.job_fds)
             code = entry.main(LocalPrivileges(self.caps, slot))
             try:  # not contextlib.suppress: fewer objects touched in the job
                 sys.stdout.flush()
@@ -386,13 +384,13 @@ def startup(hidden: list[str], parent: int, first_uid: int) -> tuple[isolate.Cap
 
 
 def _options(argv: list[str]) -> dict[str, str]:
-    """`--fd N`, `--parent PID`, `--site DIRS`, `--probe` (argparse would cost every
-    job its pages)."""
+    """`--fd N`, `--parent PID`, `--site DIRS`, `--probe`, `--python-start` (argparse
+    would cost every job its pages)."""
     options: dict[str, str] = {}
     words = iter(argv)
     for word in words:
-        if word == "--probe":
-            options["probe"] = "1"
+        if word in ("--probe", "--python-start"):
+            options[word[2:]] = "1"
         elif word in ("--fd", "--parent", "--site"):
             options[word[2:]] = next(words, "")
         else:
@@ -431,11 +429,13 @@ def main(argv: list[str] | None = None) -> int:
     # what is under a masked dir is out of reach after.
     for name in PRELOAD:
         __import__(name)
+    native = jobstart.load_native(wanted="python-start" not in options)
     # site-packages for the programs' own imports; not processed by `site`, see above.
     sys.path += [d for d in options.get("site", "").split(os.pathsep) if d and d not in sys.path]
     parent = int(options.get("parent") or 0)
     ident, first_uid = os.getpid(), own_uid_base()
     caps, cgroups = startup(hidden_data_dirs(), parent, first_uid)
+    caps.native_start = native is not None
     sys.path[:] = checked_sys_path(sys.path, caps)
     if "probe" in options:
         if cgroups is not None:
@@ -448,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     # not write to (and copy) every page of the inherited heap.
     gc.freeze()
     sock = _socket.socket(fileno=int(options["fd"]))
-    Zygote(sock, caps, cgroups, ident, first_uid).serve()
+    Zygote(sock, caps, cgroups, ident, first_uid, native).serve()
     return 0
 
 

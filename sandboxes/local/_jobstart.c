@@ -1,0 +1,155 @@
+/* The first steps of a sandbox job's process, in C: `start_job` clones the zygote and,
+ * in the child, joins the job's cgroups and namespaces, sets its limits and fds, then
+ * returns to Python (0 in the child, as fork does).
+ *
+ * Why C: each page a freshly forked Python process writes is a copy of the zygote's,
+ * and the same steps done from Python (ctypes calls, os functions, the objects they
+ * touch) cost a job about a tenth of its CPU. Here they touch the C stack and nothing
+ * else. `rlvr.sandboxes.local.isolate.enter_job` is the same steps in Python, used when
+ * this module is not built (it is an optional extension) and tested against it.
+ *
+ * Only for a single-threaded parent with no fork handlers (the zygote): the raw clone
+ * skips glibc's fork bookkeeping and Python's before-fork hooks, as
+ * `rlvr.sandboxes.local.linux.clone_fork` does.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+/* The exit code of a job whose setup failed: the zygote's EXIT_INTERNAL. */
+#define EXIT_SETUP 70
+/* More than any caller passes: cgroup hierarchies, rlimit pairs, kept fds. */
+#define MAX_INTS 32
+
+typedef struct {
+    int n;
+    long v[MAX_INTS];
+} Ints;
+
+static int ints_from(PyObject *seq, Ints *out, const char *what) {
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (fast == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n > MAX_INTS) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "%s: more than %d items", what, MAX_INTS);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out->v[i] = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (out->v[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    out->n = (int)n;
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* In the child, before any of the program runs: say which step failed on the job's
+ * stderr (the client keeps it) and exit. */
+static void fail(int err_fd, const char *step) {
+    char message[200];
+    int len = snprintf(message, sizeof message, "sandbox job setup failed: %s: %s\n", step, strerror(errno));
+    if (len > 0) (void)!write(err_fd, message, (size_t)len);
+    _exit(EXIT_SETUP);
+}
+
+typedef struct {
+    Ints cgroup_procs; /* cgroup.procs files of the slot, one per hierarchy */
+    int cgroup_ns;     /* then a cgroup namespace rooted there */
+    int new_session;   /* setsid: without a PID namespace, the job's group is killed */
+    int proc_fd;       /* a writable /proc, or -1 for /proc */
+    const char *oom_score_adj;
+    Py_ssize_t oom_len;
+    int net_fd, mnt_fd; /* namespaces to join, or -1 */
+    Ints rlimits;       /* (resource, value) pairs, flat */
+    int channel, out, err;
+    Ints keep; /* fds the job keeps, ascending (0-3 and any above) */
+} Setup;
+
+static void set_up_child(const Setup *s) {
+    for (int i = 0; i < s->cgroup_procs.n; i++)
+        if (write((int)s->cgroup_procs.v[i], "0", 1) != 1) fail(s->err, "joining the slot's cgroup");
+    if (s->cgroup_ns && unshare(CLONE_NEWCGROUP) != 0) fail(s->err, "unshare(CLONE_NEWCGROUP)");
+    if (s->new_session && setsid() < 0) fail(s->err, "setsid");
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail(s->err, "PR_SET_PDEATHSIG");
+    int oom = s->proc_fd >= 0 ? openat(s->proc_fd, "self/oom_score_adj", O_WRONLY | O_CLOEXEC)
+                              : open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (oom >= 0) { /* best effort, as in isolate.set_oom_score_adj */
+        (void)!write(oom, s->oom_score_adj, (size_t)s->oom_len);
+        close(oom);
+    }
+    if (s->net_fd >= 0 && setns(s->net_fd, CLONE_NEWNET) != 0) fail(s->err, "setns(net)");
+    if (s->mnt_fd >= 0 && setns(s->mnt_fd, CLONE_NEWNS) != 0) fail(s->err, "setns(mnt)");
+    if (chdir("/tmp") != 0) fail(s->err, "chdir(/tmp)");
+    for (int i = 0; i + 1 < s->rlimits.n; i += 2) {
+        struct rlimit limit = {(rlim_t)s->rlimits.v[i + 1], (rlim_t)s->rlimits.v[i + 1]};
+        (void)setrlimit((int)s->rlimits.v[i], &limit); /* best effort, as in isolate.set_rlimits */
+    }
+    /* The channel is the job's input (fd 0, until the runner detaches it) and its
+     * record output (fd 3). The received fds are all above 3. */
+    if (dup2(s->channel, 0) < 0 || dup2(s->out, 1) < 0 || dup2(s->err, 2) < 0 || dup2(s->channel, 3) < 0)
+        fail(s->err, "dup2");
+    long next = 0;
+    for (int i = 0; i < s->keep.n; i++) {
+        if (s->keep.v[i] > next) syscall(SYS_close_range, (unsigned)next, (unsigned)(s->keep.v[i] - 1), 0);
+        next = s->keep.v[i] + 1;
+    }
+    syscall(SYS_close_range, (unsigned)next, ~0U, 0);
+}
+
+static PyObject *start_job(PyObject *module, PyObject *args) {
+    (void)module;
+    unsigned long flags;
+    Setup s;
+    PyObject *procs, *rlimits, *keep;
+    if (!PyArg_ParseTuple(args, "kOppiy#iiO(iii)O:start_job", &flags, &procs, &s.cgroup_ns, &s.new_session,
+                          &s.proc_fd, &s.oom_score_adj, &s.oom_len, &s.net_fd, &s.mnt_fd, &rlimits, &s.channel,
+                          &s.out, &s.err, &keep))
+        return NULL;
+    if (ints_from(procs, &s.cgroup_procs, "cgroup procs") || ints_from(rlimits, &s.rlimits, "rlimits") ||
+        ints_from(keep, &s.keep, "keep"))
+        return NULL;
+    int pidfd = -1;
+    long pid = syscall(SYS_clone, flags | CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+    if (pid < 0 && errno == EINVAL) /* a kernel before 5.2: the zygote polls instead */
+        pid = syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
+    if (pid < 0) return PyErr_SetFromErrno(PyExc_OSError);
+    if (pid > 0) return Py_BuildValue("(li)", pid, pidfd);
+    set_up_child(&s);
+    PyOS_AfterFork_Child();
+    return Py_BuildValue("(ii)", 0, -1);
+}
+
+static PyMethodDef methods[] = {
+    {"start_job", start_job, METH_VARARGS,
+     "start_job(flags, cgroup_procs, cgroup_ns, new_session, proc_fd, oom_score_adj, net_fd, mnt_fd, rlimits, "
+     "(channel, stdout, stderr), keep) -> (pid, pidfd)\n\n"
+     "Clone a job's process with `flags` (namespaces) and set it up: (0, -1) in the child, "
+     "(pid, pidfd or -1) in the parent."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_jobstart", "A sandbox job's first steps, in C.", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__jobstart(void) { return PyModule_Create(&module_def); }

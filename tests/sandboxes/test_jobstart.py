@@ -1,0 +1,229 @@
+"""A job's first steps (`rlvr.sandboxes.local.jobstart`): the `_jobstart` extension and
+the Python steps leave a job in the same state (`sb` runs each test both ways), and a
+step that fails in C ends the job, before any of its code, naming the step."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from rlvr.sandboxes import Limits, RunSpec, Status
+from rlvr.sandboxes.local import isolate, jobstart
+from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local.control import JobLimits
+from tests.sandboxes.jobs import returned
+from tests.services import require
+
+STATE = """\
+import resource
+with open('/proc/net/dev') as f:
+    net = sorted(line.split(':')[0].strip() for line in f.readlines()[2:])
+with open('/proc/self/oom_score_adj') as f:
+    oom = f.read().strip()
+with open('/proc/self/cgroup') as f:
+    cgroups = sorted({line.split(':', 2)[2].strip() for line in f})
+limits = {name: resource.getrlimit(getattr(resource, name)) for name in LIMITS}
+return {
+    'cwd': os.getcwd(), 'pid': os.getpid(), 'sid': os.getsid(0), 'pgid': os.getpgid(0),
+    'fds': sorted(int(fd) for fd in os.listdir('/proc/self/fd'))[:4], 'tmp': os.listdir('/tmp'),
+    'net': net, 'oom': oom, 'cgroups': cgroups, 'limits': limits,
+}"""
+LIMITS = ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE", "RLIMIT_NPROC")
+
+
+def test_the_job_joins_its_slot_with_its_limits_and_fds(sb: LocalSandbox) -> None:
+    state = returned(sb, f"LIMITS = {LIMITS!r}\n" + STATE)
+    limits, mib = Limits(), 1024 * 1024
+    expected_limits = {
+        "RLIMIT_CPU": limits.cpu_s,
+        "RLIMIT_AS": limits.memory_mb * mib,
+        "RLIMIT_FSIZE": limits.fsize_mb * mib,
+        "RLIMIT_NOFILE": limits.nofile,
+        "RLIMIT_CORE": 0,
+        "RLIMIT_NPROC": limits.nproc,
+    }
+    assert state.pop("limits") == {name: (value, value) for name, value in expected_limits.items()}
+    assert state == {
+        "cwd": "/tmp",  # the slot's own /tmp, empty
+        "tmp": [],
+        "pid": 1,  # pid 1 of its own PID namespace, and so its own session
+        "sid": 0,
+        "pgid": 0,
+        "fds": [0, 1, 2, 3],
+        "net": ["lo"],  # the slot's network namespace
+        "oom": "1000",  # the OOM killer's first choice
+        "cgroups": ["/"],  # the root of a cgroup namespace at the slot's cgroups
+    }
+
+
+def test_both_ways_report_which_one_ran(sb: LocalSandbox) -> None:
+    report = sb.isolation()
+    assert report["job_start"] in ("native", "python")
+    assert report["isolation"] == "full"
+
+
+def test_the_python_way_is_chosen_on_request() -> None:
+    assert jobstart.load_native(wanted=False) is None
+    box = LocalSandbox(native_start=False)
+    try:
+        if os.geteuid() != 0:
+            require(False, "root")
+        assert box.isolation()["job_start"] == "python"
+    finally:
+        box.close()
+
+
+def test_rlimits_are_pairs_of_every_limit() -> None:
+    limits = JobLimits(cpu_s=7, memory_mb=300, nproc=64, fsize_mb=16, nofile=128, tmp_mb=32)
+    pairs = jobstart.rlimits(limits)
+    assert dict(zip(pairs[::2], pairs[1::2], strict=True)) == {
+        resource.RLIMIT_CPU: 7,
+        resource.RLIMIT_AS: 300 << 20,
+        resource.RLIMIT_FSIZE: 16 << 20,
+        resource.RLIMIT_NOFILE: 128,
+        resource.RLIMIT_CORE: 0,
+        resource.RLIMIT_NPROC: 64,
+    }
+
+
+# ------------------------------------------------------------ the extension on its own
+
+
+@pytest.fixture(scope="module")
+def native() -> jobstart.NativeStart:
+    start = jobstart.load_native()
+    require(start is not None, "the _jobstart extension (a C compiler and Python headers)")
+    assert start is not None
+    return start
+
+
+# A fresh interpreter calls start_job with one broken step; the child must exit 70
+# before returning to Python, and say which step failed on its stderr.
+FAILING_START = """\
+import json, os, sys
+from rlvr.sandboxes.local import _jobstart
+step = sys.argv[1]
+r, w = os.pipe()
+null = os.open('/dev/null', os.O_RDWR)
+pipe_r, pipe_w = os.pipe()
+args = dict(procs=(), cgroup_ns=False, new_session=False, proc=-1, net=-1, mnt=-1)
+if step == 'cgroup':
+    args['procs'] = (os.open('/dev/null', os.O_RDONLY),)  # not writable
+elif step == 'net':
+    args['net'] = pipe_r  # not a namespace
+elif step == 'mnt':
+    args['mnt'] = pipe_r
+elif step == 'net-closed':
+    args['net'] = 999
+elif step == 'cgroup-closed':
+    args['procs'] = (998,)
+pid, pidfd = _jobstart.start_job(
+    0, args['procs'], args['cgroup_ns'], args['new_session'], args['proc'], b'1000',
+    args['net'], args['mnt'], (), (null, null, w), (0, 1, 2, 3),
+)
+if pid == 0:
+    os.write(w, b'RETURNED TO PYTHON')
+    os._exit(0)
+os.close(w)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({'code': os.waitstatus_to_exitcode(status), 'stderr': os.read(r, 4096).decode(), 'pidfd': pidfd}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("step", "named"),
+    [
+        ("cgroup", "joining the slot's cgroup"),
+        ("cgroup-closed", "joining the slot's cgroup"),
+        ("net", "setns(net)"),
+        ("net-closed", "setns(net)"),
+        ("mnt", "setns(mnt)"),
+    ],
+)
+def test_a_failed_step_ends_the_child_before_python(native: jobstart.NativeStart, step: str, named: str) -> None:
+    if os.geteuid() != 0:
+        require(False, "root")
+    out = subprocess.run(
+        [sys.executable, "-c", FAILING_START, step], capture_output=True, text=True, timeout=30, check=True
+    )
+    report = json.loads(out.stdout)
+    assert report["code"] == 70
+    assert report["stderr"].startswith(f"sandbox job setup failed: {named}: "), report
+    assert "RETURNED TO PYTHON" not in report["stderr"]
+    assert report["pidfd"] >= 0  # the parent got a pidfd with the pid
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ((0, tuple(range(40)), False, False, -1, b"1000", -1, -1, (), (0, 1, 2), (0,)), ValueError),
+        ((0, (), False, False, -1, b"1000", -1, -1, tuple(range(34)), (0, 1, 2), (0,)), ValueError),
+        ((0, (), False, False, -1, b"1000", -1, -1, (), (0, 1), (0,)), TypeError),
+        ((0, (), False, False, -1, b"1000", -1, -1, (), (0, 1, 2, 3), (0,)), TypeError),
+        ((0, ("x",), False, False, -1, b"1000", -1, -1, (), (0, 1, 2), (0,)), TypeError),
+        ((0, (), False, False, -1, "1000", -1, -1, (), (0, 1, 2), (0,)), TypeError),
+        ((0, 5, False, False, -1, b"1000", -1, -1, (), (0, 1, 2), (0,)), TypeError),
+        ((0, (), False, False, -1, b"1000", -1, -1, (), (0, 1, 2)), TypeError),
+    ],
+)
+def test_bad_arguments_raise_before_any_clone(native: jobstart.NativeStart, args: tuple[Any, ...], error: type) -> None:
+    pid = os.getpid()
+    with pytest.raises(error):
+        native(*args)
+    assert os.getpid() == pid
+
+
+def test_the_python_steps_match_the_c_steps_in_order() -> None:
+    """Both ways take the same steps in the same order: the C source lists them as
+    `enter_job` and `place_fds` do (a change to one must reach the other)."""
+    source = isolate.__file__.rsplit("/", 1)[0] + "/_jobstart.c"
+    with open(source) as f:
+        c = f.read()
+    order = [
+        "cgroup_procs",
+        "CLONE_NEWCGROUP",
+        "setsid",
+        "PR_SET_PDEATHSIG",
+        "oom_score_adj",
+        "CLONE_NEWNET",
+        "CLONE_NEWNS",
+        'chdir("/tmp")',
+        "setrlimit",
+        "dup2",
+        "SYS_close_range",
+    ]
+    body = c[c.index("static void set_up_child") :]
+    positions = [body.index(step) for step in order]
+    assert positions == sorted(positions)
+    py = textwrap.dedent(open(jobstart.__file__).read())
+    py_body = py[py.index("def enter_job") :]
+    py_order = ["join()", "CLONE_NEWCGROUP", "setsid", "PR_SET_PDEATHSIG", "OOM_JOB", "CLONE_NEWNET", "CLONE_NEWNS",
+                'chdir("/tmp")', "setrlimit", "dup2", "close_fds_except"]  # fmt: skip
+    py_positions = [py_body.index(step) for step in py_order]
+    assert py_positions == sorted(py_positions)
+
+
+def test_a_job_runs_the_same_both_ways() -> None:
+    if os.geteuid() != 0:
+        require(False, "root")
+    boxes = [LocalSandbox(native_start=True), LocalSandbox(native_start=False)]
+    program = "import os, sys\ndef f(x):\n    print('out', x)\n    print('err', x, file=sys.stderr)\n    return x * 2\n"
+    try:
+        results = [
+            box.run(RunSpec({"mode": "call", "code": program, "fn_name": "f", "inputs": [[1], [2]], "timeout_s": 2}))
+            for box in boxes
+        ]
+    finally:
+        for box in boxes:
+            box.close()
+    for result in results:
+        assert result.status == Status.OK
+        assert [r.get("v") for r in result.records[1:]] == [2, 4]
+        assert result.stdout == "out 1\nout 2\n" and result.stderr == "err 1\nerr 2\n"
