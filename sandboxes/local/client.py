@@ -12,6 +12,9 @@ channel), and pipes for stdout and stderr.
 
 from __future__ import annotations
 
+# `_socket` for the channels: `socket.socket`'s Python layer costs the worker a few
+# percent of its time per job for nothing a channel uses.
+import _socket
 import contextlib
 import json
 import os
@@ -73,7 +76,7 @@ class _JobState:
     id: int
     data: memoryview
     fds: dict[str, int] = field(default_factory=dict)
-    channel: socket.socket | None = None
+    channel: _socket.socket | None = None
     out: dict[str, bytearray] = field(default_factory=dict)
     seen: dict[str, int] = field(default_factory=dict)
     started: float = 0.0
@@ -100,6 +103,9 @@ class LocalSandbox:
         self._hello: dict[str, Any] = {}
         self._owner = os.getpid()
         self._next_id = 0
+        # When `_pump` must next look at every job in flight (None: to be worked out).
+        self._due: float | None = None
+        self._committed_mb = 0  # the memory limits of the jobs in flight, added up
 
     # ------------------------------------------------------------ zygote lifecycle
 
@@ -184,14 +190,18 @@ class LocalSandbox:
         jobs = [self._make(spec) for spec in specs]
         waiting = [job for job in reversed(jobs) if job.early is None]
         active: dict[int, _JobState] = {}
+        self._due, self._committed_mb = None, 0
         sel = selectors.DefaultSelector()
         sel.register(sock, selectors.EVENT_READ, None)
         try:
             while waiting or active:
-                while waiting and _room(active, waiting[-1]):
+                while waiting and self._room(active, waiting[-1]):
                     job = waiting.pop()
                     if self._submit(job, sock, sel):
                         active[job.id] = job
+                        self._committed_mb += job.spec.limits.memory_mb
+                        if self._due is not None:
+                            self._due = min(self._due, job.deadline)
                 self._pump(sel, active)
         finally:
             for job in jobs:
@@ -210,8 +220,15 @@ class LocalSandbox:
         data = core.frame(job) + (core.frame(split.prepare_tests(spec.tests)) if spec.tests is not None else b"")
         return _JobState(spec, self._next_id, memoryview(data))
 
+    def _room(self, active: dict[int, _JobState], job: _JobState) -> bool:
+        if not active:
+            return True
+        if len(active) >= MAX_CONCURRENT:
+            return False
+        return self._committed_mb + job.spec.limits.memory_mb <= MEMORY_IN_FLIGHT_MB
+
     def _submit(self, job: _JobState, sock: socket.socket, sel: selectors.BaseSelector) -> bool:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         ours.setblocking(False)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -242,13 +259,19 @@ class LocalSandbox:
         return True
 
     def _pump(self, sel: selectors.BaseSelector, active: dict[int, _JobState]) -> None:
+        """Wait for the next events and act on them. Only the jobs they touched are
+        looked at again, and every job once its deadline or exit grace is due: a scan of
+        all jobs in flight per wake-up cost the worker more than its own reading."""
         now = time.monotonic()
-        wake = min((j.exited_at + EXIT_GRACE_S if j.exit else j.deadline) for j in active.values()) if active else now
-        for key, mask in sel.select(timeout=max(0.0, min(wake - now, 1.0))):
+        if self._due is None:
+            self._due = min((_wake(job) for job in active.values()), default=now)
+        touched: dict[int, _JobState] = {}
+        for key, mask in sel.select(timeout=max(0.0, min(self._due - now, 1.0))):
             if key.data is None:
-                self._on_control(active)
+                touched.update((job.id, job) for job in self._on_control(active))
                 continue
             job, name = key.data
+            touched[job.id] = job
             if mask & selectors.EVENT_WRITE and job.channel is not None:
                 self._feed(job, job.channel)
                 if not job.data:
@@ -256,29 +279,38 @@ class LocalSandbox:
             if mask & selectors.EVENT_READ:
                 self._drain(job, name, sel)
         now = time.monotonic()
-        for job in list(active.values()):
+        if now >= self._due:
+            touched = dict(active)
+            self._due = None
+        for job in touched.values():
+            if job.id not in active:
+                continue
             if job.exit is None and job.killed is None and now >= job.deadline:
                 self._kill(job, Status.TIMEOUT)
-            readers_open = any(n in job.fds for n in ("stdout", "stderr", "channel"))
-            if job.exit is not None and (not readers_open or now >= job.exited_at + EXIT_GRACE_S):
+            if job.exit is not None and (not job.fds or now >= job.exited_at + EXIT_GRACE_S):
                 job.done = True
             if job.done:
                 self._close_fds(job, sel)
                 del active[job.id]
+                self._committed_mb -= job.spec.limits.memory_mb
+            elif self._due is not None:
+                self._due = min(self._due, _wake(job))
 
-    def _on_control(self, active: dict[int, _JobState]) -> None:
-        """Take in everything the zygote has sent: jobs' exits and errors."""
+    def _on_control(self, active: dict[int, _JobState]) -> list[_JobState]:
+        """Take in everything the zygote has sent: jobs' exits and errors. The jobs
+        whose state it changed."""
         assert self._sock is not None
+        changed: list[_JobState] = []
         while True:
             try:
                 data = self._sock.recv(65536)
             except BlockingIOError:
-                return
+                return changed
             except OSError:
                 data = b""
             if not data:
                 self._zygote_died(active)
-                return
+                return list(active.values())
             if data[:1] == control.EXIT_TAG:
                 for job_id, code, sig, cpu_s, oom in control.parse_exits(data):
                     job = active.get(job_id)
@@ -286,12 +318,14 @@ class LocalSandbox:
                         job.exit = {"code": code if code >= 0 else None, "signal": sig or None, "cpu_s": cpu_s}
                         job.exit["oom"] = oom
                         job.exited_at = time.monotonic()
+                        changed.append(job)
             elif data[:1] == control.ERROR_TAG and len(data) >= control.ERROR.size:
                 job_id, message = control.parse_error(data)
                 job = active.get(job_id)
                 if job is not None:
                     # The job never started: done without waiting out a grace period.
                     job.infra, job.exit, job.exited_at = message, {"code": None}, time.monotonic() - EXIT_GRACE_S
+                    changed.append(job)
 
     def _zygote_died(self, active: dict[int, _JobState]) -> None:
         # Every job in flight is an infrastructure failure, done without a grace period.
@@ -301,7 +335,7 @@ class LocalSandbox:
             job.exited_at = time.monotonic() - EXIT_GRACE_S
         self.close()
 
-    def _feed(self, job: _JobState, channel: socket.socket) -> None:
+    def _feed(self, job: _JobState, channel: _socket.socket) -> None:
         try:
             while job.data:
                 job.data = job.data[channel.send(job.data[: 1 << 16]) :]
@@ -310,7 +344,7 @@ class LocalSandbox:
         except OSError:
             job.data = memoryview(b"")  # the job stopped reading: its business
         with contextlib.suppress(OSError):
-            channel.shutdown(socket.SHUT_WR)
+            channel.shutdown(_socket.SHUT_WR)
 
     def _drain(self, job: _JobState, name: str, sel: selectors.BaseSelector) -> None:
         limits: Limits = job.spec.limits
@@ -385,13 +419,10 @@ class LocalSandbox:
         return result
 
 
-def _room(active: dict[int, _JobState], job: _JobState) -> bool:
-    if not active:
-        return True
-    if len(active) >= MAX_CONCURRENT:
-        return False
-    committed = sum(other.spec.limits.memory_mb for other in active.values())
-    return committed + job.spec.limits.memory_mb <= MEMORY_IN_FLIGHT_MB
+def _wake(job: _JobState) -> float:
+    """When a job in flight must be looked at even with no event: its deadline, or the
+    end of its exit grace once it has exited."""
+    return job.exited_at + EXIT_GRACE_S if job.exit else job.deadline
 
 
 def _too_long() -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.sandboxes import Limits, RunSpec
+from rlvr.sandboxes import Limits, RunSpec, Status
 from rlvr.sandboxes.local import client as local_client
 from rlvr.sandboxes.local.client import get_local_sandbox
 from rlvr.sandboxes.runner import wire
@@ -57,3 +57,55 @@ def test_jobs_in_flight_stay_within_the_memory_budget(
 def test_within_the_budget_jobs_run_together() -> None:
     # The check above can fail: without a tight budget, the same jobs overlap.
     assert most_at_once([512] * 6) > 2
+
+
+# ------------------------------------------------------------ deadlines among other jobs
+#
+# The client looks again only at the jobs an event touched, and at all of them once a
+# deadline is due: a job that never makes another event is still killed at its wall
+# deadline, whatever the jobs around it do, and theirs finish untouched.
+
+SLEEPER = "import time\ndef f():\n    time.sleep(30)\n"
+QUICK = "def f(x):\n    return x + 1\n"
+CHATTY = (
+    "import sys, time\ndef f():\n    for i in range(30):\n        print(i, flush=True)\n"
+    "        time.sleep(0.02)\n    return 'done'\n"
+)
+
+
+def call(code: str, inputs: list[list[int]], wall_s: float) -> RunSpec:
+    return RunSpec(
+        {"mode": "call", "code": code, "fn_name": "f", "inputs": inputs, "timeout_s": 60}, Limits(wall_s=wall_s)
+    )
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["sleep", "quick", "chatty", "sleep2"],
+        ["quick", "sleep2", "chatty", "sleep"],
+        ["chatty", "sleep", "sleep2", "quick"],
+        ["sleep2", "sleep", "quick", "chatty"],
+    ],
+)
+def test_each_job_is_killed_at_its_own_wall_deadline(order: list[str]) -> None:
+    make = {
+        "sleep": lambda: [call(SLEEPER, [[]], 1.0)],
+        "sleep2": lambda: [call(SLEEPER, [[]], 2.0)],
+        "quick": lambda: [call(QUICK, [[i]], 20.0) for i in range(20)],
+        "chatty": lambda: [call(CHATTY, [[]], 20.0)],
+    }
+    kinds = [kind for kind in order for _ in make[kind]()]
+    specs = [spec for kind in order for spec in make[kind]()]
+    results = get_local_sandbox().run_many(specs)
+    for kind, spec, result in zip(kinds, specs, results, strict=True):
+        if kind.startswith("sleep"):
+            assert result.status == Status.TIMEOUT, result
+            # Killed at its own deadline, not at another job's nor at the sleep's end.
+            assert spec.limits.wall_s <= result.wall_s < spec.limits.wall_s + 10, result
+        else:
+            assert result.status == Status.OK, result
+            assert result.records[-1]["s"] == "ok", result
+    assert [wire.decode(r.records[-1]["v"]) for k, r in zip(kinds, results, strict=True) if k == "quick"] == list(
+        range(1, 21)
+    )
