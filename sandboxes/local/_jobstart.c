@@ -1,6 +1,7 @@
 /* The first steps of a sandbox job's process, in C: `start_job` clones the zygote and,
  * in the child, joins the job's cgroups and namespaces, sets its limits and fds, then
- * returns to Python (0 in the child, as fork does).
+ * returns to Python (0 in the child, as fork does). `drop` is the step the runner takes
+ * later, once it knows which of its processes is which: the uid and the seccomp filter.
  *
  * Why C: each page a freshly forked Python process writes is a copy of the zygote's,
  * and the same steps done from Python (ctypes calls, os functions, the objects they
@@ -16,6 +17,7 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -139,12 +141,39 @@ static PyObject *start_job(PyObject *module, PyObject *args) {
     return Py_BuildValue("(ii)", 0, -1);
 }
 
+/* isolate.drop's steps: become `uid` (group too, no supplementary groups), optionally
+ * not dumpable, then install the seccomp filter at `filter` (a struct sock_fprog's
+ * address; 0: none). OSError naming the step if one fails. */
+static PyObject *drop(PyObject *module, PyObject *args) {
+    (void)module;
+    unsigned int uid;
+    int dumpable;
+    unsigned long long filter;
+    if (!PyArg_ParseTuple(args, "IpK:drop", &uid, &dumpable, &filter)) return NULL;
+    const char *step = NULL;
+    if (setgroups(0, NULL) != 0)
+        step = "setgroups";
+    else if (setresgid(uid, uid, uid) != 0)
+        step = "setresgid";
+    else if (setresuid(uid, uid, uid) != 0)
+        step = "setresuid";
+    else if (!dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        step = "PR_SET_DUMPABLE";
+    else if (filter && prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, (unsigned long)filter, 0, 0) != 0)
+        step = "PR_SET_SECCOMP";
+    if (step != NULL) return PyErr_Format(PyExc_OSError, "%s: %s", step, strerror(errno));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"start_job", start_job, METH_VARARGS,
      "start_job(flags, cgroup_procs, cgroup_ns, new_session, proc_fd, oom_score_adj, net_fd, mnt_fd, rlimits, "
      "(channel, stdout, stderr), keep) -> (pid, pidfd)\n\n"
      "Clone a job's process with `flags` (namespaces) and set it up: (0, -1) in the child, "
      "(pid, pidfd or -1) in the parent."},
+    {"drop", drop, METH_VARARGS,
+     "drop(uid, dumpable, filter)\n\nBecome uid for good (and not dumpable unless `dumpable`), then install "
+     "the seccomp filter whose struct sock_fprog is at address `filter` (0: none)."},
     {NULL, NULL, 0, NULL},
 };
 

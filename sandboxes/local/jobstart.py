@@ -1,7 +1,7 @@
 """A job's first steps, from the zygote's clone to the runner: join the slot's cgroups
 and namespaces, set the job's limits, put its fds in place. Still as root; dropping the
-uid and the seccomp filter come later (`isolate.drop`), once the runner has decided
-which of its processes is which.
+uid and the seccomp filter come later (`drop`), once the runner has decided which of
+its processes is which.
 
 Two ways to the same state. `_jobstart` (C, an optional extension built at install)
 clones and sets the child up without running Python: each page a freshly forked Python
@@ -15,25 +15,31 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Callable
+from typing import NamedTuple
 
 from rlvr.sandboxes.local import isolate, linux
 from rlvr.sandboxes.local.control import JobLimits
 from rlvr.sandboxes.runner import core
 
 _MIB = 1024 * 1024
-# `_jobstart.start_job`.
-NativeStart = Callable[..., tuple[int, int]]
 
 
-def load_native(wanted: bool = True) -> NativeStart | None:
-    """`_jobstart.start_job` if it was built and is `wanted`, else None (the Python steps)."""
+class Native(NamedTuple):
+    """The `_jobstart` extension's functions."""
+
+    start_job: Callable[..., tuple[int, int]]
+    drop: Callable[[int, bool, int], None]
+
+
+def load_native(wanted: bool = True) -> Native | None:
+    """`_jobstart` if it was built and is `wanted`, else None (the Python steps)."""
     if not wanted:
         return None
     try:
         from rlvr.sandboxes.local import _jobstart
     except ImportError:
         return None
-    return _jobstart.start_job
+    return Native(_jobstart.start_job, _jobstart.drop)
 
 
 def rlimits(limits: JobLimits) -> tuple[int, ...]:
@@ -49,7 +55,7 @@ def rlimits(limits: JobLimits) -> tuple[int, ...]:
 
 
 def start(
-    native: NativeStart | None,
+    native: Native | None,
     flags: int,
     caps: isolate.Capabilities,
     slot: isolate.Slot,
@@ -63,7 +69,7 @@ def start(
     if native is None:
         return (linux.clone_fork(flags) if flags else os.fork()), -1
     procs = slot.cgroup.procs if slot.cgroup is not None else ()
-    return native(
+    return native.start_job(
         flags,
         procs,
         slot.cgroup is not None,
@@ -110,3 +116,15 @@ def place_fds(fds: list[int], keep: tuple[int, ...]) -> None:
     os.dup2(stderr, 2)
     os.dup2(channel, core.CHANNEL_FD)
     core.close_fds_except(*keep)
+
+
+def drop(
+    native: Native | None, caps: isolate.Capabilities, uid: int, job_filter: int, *, dumpable: bool = True
+) -> None:
+    """`isolate.drop`: become `uid` for good, then install the jobs' seccomp filter
+    (`job_filter`: its address, `seccomp.filter_address`, taken in the zygote so that a
+    job touches no ctypes object for it)."""
+    if native is None or not caps.uid_drop:
+        isolate.drop(caps, uid, dumpable=dumpable)
+    else:
+        native.drop(uid, dumpable, job_filter if caps.seccomp else 0)

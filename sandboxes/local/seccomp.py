@@ -182,6 +182,11 @@ def prepare() -> None:
     _program("job")
 
 
+def filter_address(stage: str) -> int:
+    """Where a stage's `struct sock_fprog` is (for `_jobstart.drop`)."""
+    return ctypes.addressof(_program(stage)[1])
+
+
 def install(stage: str) -> None:
     """Install a stage's filter on the calling thread (and everything it later forks).
     The zygote stage sets no_new_privs first, which jobs inherit: the kernel requires

@@ -72,16 +72,18 @@ def hidden_data_dirs() -> list[str]:
 
 
 class LocalPrivileges:
-    def __init__(self, caps: isolate.Capabilities, slot: isolate.Slot) -> None:
-        self.caps, self.slot = caps, slot
+    def __init__(
+        self, caps: isolate.Capabilities, slot: isolate.Slot, native: jobstart.Native | None, job_filter: int
+    ) -> None:
+        self.caps, self.slot, self.native, self.job_filter = caps, slot, native, job_filter
 
     def drop_untrusted(self) -> None:
         isolate.forget_tests_namespace(self.caps)
-        isolate.drop(self.caps, self.slot.uid)
+        jobstart.drop(self.native, self.caps, self.slot.uid, self.job_filter)
 
     def drop_trusted(self) -> None:
         isolate.enter_tests_namespace(self.caps)
-        isolate.drop(self.caps, self.slot.uid + 1, dumpable=False)
+        jobstart.drop(self.native, self.caps, self.slot.uid + 1, self.job_filter, dumpable=False)
 
 
 def _fds_of(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
@@ -112,11 +114,12 @@ class Zygote:
         cgroups: JobCgroups | None,
         ident: int,
         first_uid: int,
-        native: jobstart.NativeStart | None,
+        native: jobstart.Native | None,
     ) -> None:
         self.sock, self.caps, self.cgroups, self.ident = sock, caps, cgroups, ident
         self.flags = caps.job_flags()
         self.native = native
+        self.job_filter = seccomp.filter_address("job") if caps.seccomp else 0
         # What a job's process keeps open: its std fds, the channel, the tests' namespace.
         self.job_fds = (0, 1, 2, core.CHANNEL_FD, *([caps.tests_mnt] if caps.tests_mnt >= 0 else []))
         self.jobs: dict[int, tuple[int, isolate.Slot]] = {}  # pid -> (job id, its slot)
@@ -240,7 +243,7 @@ class Zygote:
             if self.native is None:  # else `_jobstart` took these steps
                 jobstart.enter_job(self.caps, slot, limits)
                 jobstart.place_fds(fds, self.job_fds)
-            code = entry.main(LocalPrivileges(self.caps, slot))
+            code = entry.main(LocalPrivileges(self.caps, slot, self.native, self.job_filter))
             try:  # not contextlib.suppress: fewer objects touched in the job
                 sys.stdout.flush()
                 sys.stderr.flush()

@@ -97,11 +97,11 @@ def test_rlimits_are_pairs_of_every_limit() -> None:
 
 
 @pytest.fixture(scope="module")
-def native() -> jobstart.NativeStart:
-    start = jobstart.load_native()
-    require(start is not None, "the _jobstart extension (a C compiler and Python headers)")
-    assert start is not None
-    return start
+def native() -> jobstart.Native:
+    loaded = jobstart.load_native()
+    require(loaded is not None, "the _jobstart extension (a C compiler and Python headers)")
+    assert loaded is not None
+    return loaded
 
 
 # A fresh interpreter calls start_job with one broken step; the child must exit 70
@@ -147,7 +147,7 @@ print(json.dumps({'code': os.waitstatus_to_exitcode(status), 'stderr': os.read(r
         ("mnt", "setns(mnt)"),
     ],
 )
-def test_a_failed_step_ends_the_child_before_python(native: jobstart.NativeStart, step: str, named: str) -> None:
+def test_a_failed_step_ends_the_child_before_python(native: jobstart.Native, step: str, named: str) -> None:
     if os.geteuid() != 0:
         require(False, "root")
     out = subprocess.run(
@@ -173,10 +173,10 @@ def test_a_failed_step_ends_the_child_before_python(native: jobstart.NativeStart
         ((0, (), False, False, -1, b"1000", -1, -1, (), (0, 1, 2)), TypeError),
     ],
 )
-def test_bad_arguments_raise_before_any_clone(native: jobstart.NativeStart, args: tuple[Any, ...], error: type) -> None:
+def test_bad_arguments_raise_before_any_clone(native: jobstart.Native, args: tuple[Any, ...], error: type) -> None:
     pid = os.getpid()
     with pytest.raises(error):
-        native(*args)
+        native.start_job(*args)
     assert os.getpid() == pid
 
 
@@ -227,3 +227,67 @@ def test_a_job_runs_the_same_both_ways() -> None:
         assert result.status == Status.OK
         assert [r.get("v") for r in result.records[1:]] == [2, 4]
         assert result.stdout == "out 1\nout 2\n" and result.stderr == "err 1\nerr 2\n"
+
+
+# `drop` in a fresh interpreter (as root): what it leaves, or the step that failed.
+DROP = """\
+import json, os, sys
+from rlvr.sandboxes.local import _jobstart, linux, seccomp
+uid, dumpable, with_filter, twice = (int(a) for a in sys.argv[1:])
+linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
+filter_ = seccomp.filter_address('job') if with_filter else 0
+report = {}
+try:
+    _jobstart.drop(uid, bool(dumpable), filter_)
+    if twice:
+        _jobstart.drop(uid + 1, True, 0)
+except OSError as exc:
+    report['error'] = str(exc)
+status = dict(line.split(':', 1) for line in open('/proc/self/status').read().splitlines())
+report.update(
+    resuid=os.getresuid(), resgid=os.getresgid(), groups=os.getgroups(),
+    dumpable=linux.prctl(3), seccomp=status['Seccomp'].strip(),
+)
+try:  # allowed to any process, but not by the jobs' filter
+    linux.unshare(linux.CLONE_NEWUSER)
+    report['userns'] = 'allowed'
+except OSError as exc:
+    report['userns'] = exc.errno
+print(json.dumps(report))
+"""
+
+
+def dropped(*args: int) -> dict[str, Any]:
+    if os.geteuid() != 0:
+        require(False, "root")
+    out = subprocess.run(
+        [sys.executable, "-c", DROP, *map(str, args)], capture_output=True, text=True, timeout=30, check=True
+    )
+    report: dict[str, Any] = json.loads(out.stdout)
+    return report
+
+
+@pytest.mark.parametrize("uid", [isolate.UID_BASE + 7, isolate.UID_BASE + 511, 2**31 + 5])
+@pytest.mark.parametrize("dumpable", [0, 1])
+def test_drop_becomes_the_uid_for_good(native: jobstart.Native, uid: int, dumpable: int) -> None:
+    report = dropped(uid, dumpable, 0, 0)
+    assert "error" not in report
+    assert report["resuid"] == [uid] * 3 and report["resgid"] == [uid] * 3
+    assert report["groups"] == []
+    if not dumpable:  # else the kernel's choice for a process that changed uid
+        assert report["dumpable"] == 0
+    assert report["seccomp"] == "0" and report["userns"] == "allowed"
+
+
+def test_drop_installs_the_jobs_filter(native: jobstart.Native) -> None:
+    report = dropped(isolate.UID_BASE + 3, 1, 1, 0)
+    assert "error" not in report
+    assert report["seccomp"] == "2"  # filter mode
+    assert report["userns"] == 1  # EPERM: the jobs' filter refuses new namespaces
+
+
+def test_drop_names_the_step_that_failed(native: jobstart.Native) -> None:
+    # Once dropped, no uid can be taken again: the second drop fails at its first step.
+    report = dropped(isolate.UID_BASE + 9, 1, 0, 1)
+    assert report["error"].startswith("setgroups: "), report
+    assert report["resuid"] == [isolate.UID_BASE + 9] * 3
