@@ -107,7 +107,7 @@ static void set_up_child(const Setup *s) {
         (void)setrlimit((int)s->rlimits.v[i], &limit); /* best effort, as in isolate.set_rlimits */
     }
     /* The channel is the job's input (fd 0, until the runner detaches it) and its
-     * record output (fd 3). The received fds are all above 3. */
+     * record output (fd 3). The received fds are all above 2. */
     if (dup2(s->channel, 0) < 0 || dup2(s->out, 1) < 0 || dup2(s->err, 2) < 0 || dup2(s->channel, 3) < 0)
         fail(s->err, "dup2");
     long next = 0;

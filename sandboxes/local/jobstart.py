@@ -7,7 +7,8 @@ Two ways to the same state. `_jobstart` (C, an optional extension built at insta
 clones and sets the child up without running Python: each page a freshly forked Python
 process writes is a copy of the zygote's, and these steps taken in Python (ctypes
 calls, and the objects they touch) cost a job about a tenth of its CPU. Where it was
-not built (no C compiler), `clone` and `enter_job` take the same steps in Python.
+not built (no C compiler), `start`, `enter_job`, `place_fds` and `drop` take the same
+steps in Python.
 """
 
 from __future__ import annotations
