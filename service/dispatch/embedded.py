@@ -46,6 +46,7 @@ from typing import Any
 
 from rlvr.service.dispatch.cpu import unit_usage
 from rlvr.service.dispatch.fair import FairQueue
+from rlvr.service.dispatch.progress import Mark, Progress
 from rlvr.service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, stalled, timed_out
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.registry import Registry
@@ -63,7 +64,7 @@ PROGRESS_CHECK_S = 0.05
 IDLE_CHECK_S = 1.0
 
 
-def _worker_main(conn: Connection, progress: Any, max_rss_mb: int, config: BuiltinConfig) -> None:
+def _worker_main(conn: Connection, progress: Progress, max_rss_mb: int, config: BuiltinConfig) -> None:
     # A new session so that the kill of this worker never reaches the server's group.
     os.setsid()
     limit = max_rss_mb * 1024 * 1024
@@ -80,25 +81,16 @@ def _worker_main(conn: Connection, progress: Any, max_rss_mb: int, config: Built
         conn.send(_verify_chunk(runner, chunk, progress, batching))
 
 
-def _mark(progress: Any, index: int, count: int) -> None:
-    """Tell the watching thread that units `index` to `index + count - 1` start now.
-    Start times first, then index: a reader that sees the new index sees its start."""
-    progress[3] = count
-    progress[2] = time.process_time()
-    progress[1] = time.monotonic()
-    progress[0] = index
-
-
-def _verify_chunk(runner: UnitRunner, chunk: list[Unit], progress: Any, batching: bool) -> list[UnitResult]:
+def _verify_chunk(runner: UnitRunner, chunk: list[Unit], progress: Progress, batching: bool) -> list[UnitResult]:
     results: list[UnitResult] = []
     start = 0
     while start < len(chunk):
         count = _batch_at(runner, chunk, start) if batching else 1
-        _mark(progress, start, count)
+        progress.start(start, count)
         batch = runner.run_batch(chunk[start : start + count]) if count > 1 else [None]
         for offset, result in enumerate(batch):
             if result is None:
-                _mark(progress, start + offset, 1)
+                progress.start(start + offset, 1)
                 result = runner.run(chunk[start + offset])
             results.append(result)
         start += count
@@ -143,15 +135,14 @@ class _Worker:
         self.index = index
         self.process: Any = None
         self.conn: Connection | None = None
-        self.progress: Any = None
+        self.progress: Progress | None = None
         self.thread = threading.Thread(target=self._loop, name=f"rlvr-worker-{index}", daemon=True)
 
     def spawn(self) -> None:
         parent, child = mp.Pipe(duplex=True)
-        # Shared [index of the unit being verified, its wall start, the worker's CPU time at
-        # its start, how many units from index on are verified together]: results come
-        # back once per chunk, and this is how each unit's own deadline is still enforced.
-        self.progress = self.pool.ctx.RawArray("d", 4)
+        # Results come back once per chunk: the marks are how each unit's own deadline is
+        # still enforced. New with each worker, so none is left half written by a killed one.
+        self.progress = Progress(self.pool.ctx)
         proc = self.pool.ctx.Process(
             target=_worker_main,
             args=(child, self.progress, self.pool.max_rss_mb, self.pool.config),
@@ -213,15 +204,17 @@ class _Worker:
         batching = True
         while todo:
             conn = self._ensure()
-            self.progress[0], self.progress[1], self.progress[3] = -1.0, time.monotonic(), 1.0
+            progress = self.progress
+            assert progress is not None
+            progress.mark(-1, 1, time.monotonic(), 0.0)  # the worker is between chunks: no race
             sent = [units[i] for i in todo]
             conn.send((sent, batching))
-            outcome = self._wait(conn, sent)
+            outcome = self._wait(conn, progress, sent)
             if not isinstance(outcome, _Stop):
                 for i, res in zip(todo, outcome, strict=True):
                     results[i] = res
                 break
-            if outcome.count > 1:
+            if outcome.count > 1 and batching:
                 # Which unit of the batch is to blame is unknown: alone, each is judged
                 # by its own deadline.
                 batching = False
@@ -237,16 +230,18 @@ class _Worker:
             todo.remove(failed)
         return [r if r is not None else infrastructure_failure("unit lost") for r in results]
 
-    def _wait(self, conn: Connection, sent: list[Unit]) -> list[UnitResult] | _Stop:
+    def _wait(self, conn: Connection, progress: Progress, sent: list[Unit]) -> list[UnitResult] | _Stop:
         """The chunk's results, or why the worker was killed before it finished."""
         while True:
-            index, count = int(self.progress[0]), int(self.progress[3])
-            if count > 1:
-                verdict = self._judge_batch(index, sent[index : index + count])
+            mark = _whole(progress, sent)
+            if mark is None:
+                verdict: float | _Stop = PROGRESS_CHECK_S  # the worker is writing a mark
+            elif mark.count > 1:
+                verdict = self._judge_batch(mark, sent[mark.index : mark.index + mark.count])
             else:
-                verdict = self._judge(index, sent[max(index, 0)].deadline_s)
+                verdict = self._judge(mark, sent[max(mark.index, 0)].deadline_s)
             if isinstance(verdict, _Stop):
-                if int(self.progress[0]) != index or int(self.progress[3]) != count:
+                if progress.read() != mark:
                     continue  # the worker moved on while we measured
                 self.kill()
                 self.pool.on_restart("stalled" if verdict.retry else "deadline")
@@ -256,14 +251,14 @@ class _Worker:
                     results: list[UnitResult] = conn.recv()
                     return results
                 except (EOFError, OSError):
-                    return self._crashed()
+                    return self._crashed(progress, sent)
 
-    def _judge_batch(self, index: int, batch: list[Unit]) -> float | _Stop:
+    def _judge_batch(self, mark: Mark, batch: list[Unit]) -> float | _Stop:
         """How long to wait before looking again at a batch of units verified together,
         or a _Stop when it went wrong: it used the CPU of all its deadlines together, or
         it is past the wall limit of its longest deadline with none of its programs
         running (each program's own limits are the verifier's to enforce)."""
-        started, cpu_start = float(self.progress[1]), float(self.progress[2])
+        index, started, cpu_start = mark.index, mark.started, mark.cpu_start
         wall = time.monotonic() - started
         longest = max(unit.deadline_s for unit in batch)
         wall_limit = longest * self.pool.stall_wall_factor
@@ -279,10 +274,11 @@ class _Worker:
             return _Stop(index, failure, True, len(batch))
         return PROGRESS_CHECK_S
 
-    def _judge(self, index: int, deadline_s: float) -> float | _Stop:
-        """How long to wait before looking again, or a _Stop when the unit at `index`
-        (-1: the chunk not started yet) used its CPU deadline or stalled past its wall limit."""
-        started, cpu_start = float(self.progress[1]), float(self.progress[2])
+    def _judge(self, mark: Mark, deadline_s: float) -> float | _Stop:
+        """How long to wait before looking again, or a _Stop when the unit the mark is on
+        (index -1: the chunk not started yet) used its CPU deadline or stalled past its
+        wall limit."""
+        index, started, cpu_start = mark.index, mark.started, mark.cpu_start
         wall = time.monotonic() - started
         wall_limit = deadline_s * self.pool.stall_wall_factor
         if index < 0:
@@ -303,17 +299,21 @@ class _Worker:
             return _Stop(index, stalled(deadline_s, cpu_s=cpu, wall_s=wall), True)
         return min(PROGRESS_CHECK_S, deadline_s - cpu, wall_limit - wall)
 
-    def _crashed(self) -> _Stop:
+    def _crashed(self, progress: Progress, sent: list[Unit]) -> _Stop:
         code = None
         if self.process is not None:
             self.process.join(timeout=1)
             code = self.process.exitcode
         self.kill()
         self.pool.on_restart("crashed")
-        # Read progress afresh: the worker may have moved on while we waited.
-        where, count = max(int(self.progress[0]), 0), max(int(self.progress[3]), 1)
+        # Read progress afresh: the worker may have moved on while we waited. Died in the
+        # middle of a mark, it leaves the blame unknown: the units run again alone (or, if
+        # they were, the first one has another try).
+        mark = _whole(progress, sent)
         failure = infrastructure_failure(f"verifier worker died while grading (exit code {code})", exit_code=code)
-        return _Stop(where, failure, count=count)
+        if mark is None:
+            return _Stop(0, failure, retry=True, count=len(sent))
+        return _Stop(max(mark.index, 0), failure, count=mark.count)
 
 
 class EmbeddedDispatcher:
@@ -427,6 +427,17 @@ class EmbeddedDispatcher:
 
     async def stream_stats(self) -> None:
         return None
+
+
+def _whole(progress: Progress, sent: list[Unit]) -> Mark | None:
+    """The worker's last mark, None while it is writing one (or, where the memory model
+    reorders what the sequence lock orders, if the mark names units that were not sent)."""
+    mark = progress.read()
+    if mark is None or mark.count < 1 or not -1 <= mark.index < len(sent) or mark.index + mark.count > len(sent):
+        return None
+    if mark.index < 0 and mark.count != 1:
+        return None
+    return mark
 
 
 def _stop_forkserver() -> None:
