@@ -64,7 +64,8 @@ def zygote_command(*args: str) -> list[str]:
 
 
 def zygote_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k in JOB_ENV} | {"PYTHONDONTWRITEBYTECODE": "1"}
+    # LD_BIND_NOW: see `rlvr.sandboxes.local.zygote.main`, which takes it out again.
+    return {k: v for k, v in os.environ.items() if k in JOB_ENV} | {"PYTHONDONTWRITEBYTECODE": "1", "LD_BIND_NOW": "1"}
 
 
 @dataclass

@@ -28,7 +28,7 @@ import struct
 import sys
 import traceback
 
-from rlvr.sandboxes.local import control, isolate, jobstart, linux, seccomp
+from rlvr.sandboxes.local import control, isolate, jobstart, linux, seccomp, warm
 from rlvr.sandboxes.local.cgroups import JobCgroups
 from rlvr.sandboxes.runner import core, entry
 
@@ -426,6 +426,10 @@ def checked_sys_path(entries: list[str], caps: isolate.Capabilities | None) -> l
 
 def main(argv: list[str] | None = None) -> int:
     options = _options(sys.argv[1:] if argv is None else argv)
+    # Set by the client so that the dynamic linker bound every symbol at startup: a
+    # symbol bound lazily, in a job, writes (and so copies) the page of its GOT entry.
+    # Not for what the jobs run.
+    os.environ.pop("LD_BIND_NOW", None)
     # Wherever the client's boot put its own entry, the working directory goes.
     sys.path[:] = checked_sys_path(sys.path, None)
     # Before the filesystem view narrows, like the runner (imported with this module):
@@ -445,6 +449,10 @@ def main(argv: list[str] | None = None) -> int:
             cgroups.remove()
         print(json.dumps(caps.to_dict()))
         return 0
+    try:
+        warm.warm_up()
+    except Exception as exc:  # an optimisation: the zygote serves without it, and says so
+        print(f"rlvr zygote: the runner's warm-up failed: {exc!r}", file=sys.stderr, flush=True)
     gc.collect()
     linux.trim_heap()
     # Objects alive now are never collected: the first collection in a job then does
