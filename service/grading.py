@@ -214,7 +214,7 @@ class Grader:
         self.metrics = metrics
         self.in_flight_units = 0
         self._coalescer = Coalescer(dispatcher)
-        self._in_flight: dict[str, asyncio.Future[UnitResult]] = {}
+        self._in_flight: dict[tuple[str, float], asyncio.Future[UnitResult | None]] = {}
         # Planning a large request is CPU work: it runs in threads, a few at a time, so
         # that the event loop (health checks included) keeps answering meanwhile.
         self._planning = asyncio.Semaphore(settings.planning_concurrency)
@@ -321,40 +321,53 @@ class Grader:
         cached = await self.cache.get_many(unique)
         self.metrics.cache_lookups(hits=len(cached), misses=len(unique) - len(cached))
         results: dict[str, UnitResult] = dict(cached)
-        mine, waiting = self._join_in_flight(u for k, u in unique.items() if k not in cached)
+        todo = [u for k, u in unique.items() if k not in cached]
+        dispatched = 0
+        while todo:
+            mine, waiting = self._join_in_flight(todo)
+            await self._dispatch_own(mine, results)
+            dispatched += len(mine)
+            todo = []
+            for key, fut in waiting.items():
+                shared = await asyncio.shield(fut)
+                if shared is None:
+                    todo.append(unique[key])  # its request left before it was graded: ours to grade
+                else:
+                    results[key] = shared
+        return results, set(cached), dispatched
+
+    async def _dispatch_own(self, mine: list[Unit], results: dict[str, UnitResult]) -> None:
+        """Dispatch the units this request took, and hand their results to the requests
+        waiting for them. A failed dispatch is every one's failure; a dispatch cut
+        short because this request was cancelled (its client left) is nobody's: the
+        units go to the others as None, and the first of them dispatches them again."""
         try:
             if mine:
                 await self._dispatch(mine, results)
-        except BaseException as exc:
+        except Exception as exc:
             failure = infrastructure_failure(f"dispatch failed: {type(exc).__name__}: {exc}")
             for unit in mine:
                 results.setdefault(unit.key, failure)
             raise
         finally:
-            self._settle_in_flight(mine, results)
-        for key, fut in waiting.items():
-            results[key] = await asyncio.shield(fut)
-        return results, set(cached), len(mine)
+            for unit in mine:
+                fut = self._in_flight.pop(_flight_key(unit), None)
+                if fut is not None and not fut.done():
+                    fut.set_result(results.get(unit.key))
 
-    def _join_in_flight(self, units: Iterable[Unit]) -> tuple[list[Unit], dict[str, asyncio.Future[UnitResult]]]:
+    def _join_in_flight(self, units: Iterable[Unit]) -> tuple[list[Unit], dict[str, asyncio.Future[UnitResult | None]]]:
         """Units this request dispatches, and futures of those another request already is."""
         loop = asyncio.get_running_loop()
         mine: list[Unit] = []
-        waiting: dict[str, asyncio.Future[UnitResult]] = {}
+        waiting: dict[str, asyncio.Future[UnitResult | None]] = {}
         for unit in units:
-            other = self._in_flight.get(unit.key)
+            other = self._in_flight.get(_flight_key(unit))
             if other is not None:
                 waiting[unit.key] = other
             else:
-                self._in_flight[unit.key] = loop.create_future()
+                self._in_flight[_flight_key(unit)] = loop.create_future()
                 mine.append(unit)
         return mine, waiting
-
-    def _settle_in_flight(self, mine: list[Unit], results: dict[str, UnitResult]) -> None:
-        for unit in mine:
-            fut = self._in_flight.pop(unit.key, None)
-            if fut is not None and not fut.done():
-                fut.set_result(results.get(unit.key, infrastructure_failure("dispatch did not complete")))
 
     async def _dispatch(self, units: list[Unit], results: dict[str, UnitResult]) -> None:
         fresh = await self._coalescer.run(units)
@@ -399,6 +412,13 @@ def _check_groups(request: GradeRequest) -> None:
     if missing:
         shown = [f"items[{i}].group: required when advantage is set" for i in missing[:MAX_ERRORS_LISTED]]
         raise BadRequest("; ".join(shown), details={"errors": shown})
+
+
+def _flight_key(unit: Unit) -> tuple[str, float]:
+    """Units graded once for every request that has them in flight together: the same
+    verdict-cache key and the same deadline (a timeout under one deadline says nothing
+    of another)."""
+    return unit.key, unit.deadline_s
 
 
 def _distinct_units(planned: list[_PlannedItem]) -> dict[str, Unit]:
