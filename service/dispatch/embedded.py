@@ -59,6 +59,9 @@ RESPAWN_BACKOFF_S = 0.05
 # How often a waiting thread looks at which unit its worker is on: the bound on how late
 # a unit's own deadline is noticed after an earlier unit of its chunk finished.
 PROGRESS_CHECK_S = 0.05
+# How many times the units of a chunk go again after a worker was lost before it started
+# any of them (no unit is to blame) before they are masked: the pool itself is failing.
+UNSTARTED_RETRIES = 3
 # How often an idle thread checks that its worker is still alive, so that a worker that
 # died between jobs is replaced before the next job needs it.
 IDLE_CHECK_S = 1.0
@@ -118,7 +121,9 @@ class _Chunk:
 @dataclass
 class _Stop:
     """Why the worker was killed in the middle of a chunk: the unit at `index` of what
-    was sent gets `result`, unless `retry` (a stall of the grader) lets it run again."""
+    was sent gets `result`, unless `retry` (a stall of the grader) lets it run again.
+    Index -1: the worker was lost before it started any unit; `result` is for them all
+    if that keeps happening."""
 
     index: int
     result: UnitResult
@@ -164,7 +169,8 @@ class _Worker:
             conn.close()
 
     def alive(self) -> bool:
-        return self.process is not None and self.process.is_alive()
+        process = self.process  # one read: the worker's thread may clear it meanwhile
+        return process is not None and process.is_alive()
 
     def _ensure(self) -> Connection:
         while self.conn is None or not self.alive():
@@ -202,17 +208,30 @@ class _Worker:
         stalls = [0] * len(units)
         todo = list(range(len(units)))
         batching = True
+        unstarted = 0
         while todo:
             conn = self._ensure()
             progress = self.progress
             assert progress is not None
             progress.mark(-1, 1, time.monotonic(), 0.0)  # the worker is between chunks: no race
             sent = [units[i] for i in todo]
-            conn.send((sent, batching))
-            outcome = self._wait(conn, progress, sent)
+            try:
+                conn.send((sent, batching))
+            except (OSError, ValueError) as exc:  # the worker died idle, unnoticed until now
+                outcome: list[UnitResult] | _Stop = self._lost(f"could not hand the verifier worker its units: {exc}")
+            else:
+                outcome = self._wait(conn, progress, sent)
             if not isinstance(outcome, _Stop):
                 for i, res in zip(todo, outcome, strict=True):
                     results[i] = res
+                break
+            if outcome.index < 0:
+                # No unit had started, so none is to blame: all go again, on a fresh worker.
+                unstarted += 1
+                if unstarted <= UNSTARTED_RETRIES:
+                    continue
+                for i in todo:
+                    results[i] = outcome.result
                 break
             if outcome.count > 1 and batching:
                 # Which unit of the batch is to blame is unknown: alone, each is judged
@@ -283,7 +302,7 @@ class _Worker:
         wall_limit = deadline_s * self.pool.stall_wall_factor
         if index < 0:
             if wall >= wall_limit:
-                return _Stop(0, infrastructure_failure("verifier worker did not start the chunk in time"), True)
+                return _Stop(-1, infrastructure_failure("verifier worker did not start the chunk in time"))
             return min(PROGRESS_CHECK_S, wall_limit - wall)
         if wall < deadline_s:  # CPU time cannot have passed the deadline yet
             return min(PROGRESS_CHECK_S, deadline_s - wall)
@@ -299,6 +318,12 @@ class _Worker:
             return _Stop(index, stalled(deadline_s, cpu_s=cpu, wall_s=wall), True)
         return min(PROGRESS_CHECK_S, deadline_s - cpu, wall_limit - wall)
 
+    def _lost(self, why: str) -> _Stop:
+        """The worker is gone before it started a unit of what it was sent."""
+        self.kill()
+        self.pool.on_restart("crashed")
+        return _Stop(-1, infrastructure_failure(why))
+
     def _crashed(self, progress: Progress, sent: list[Unit]) -> _Stop:
         code = None
         if self.process is not None:
@@ -313,7 +338,7 @@ class _Worker:
         failure = infrastructure_failure(f"verifier worker died while grading (exit code {code})", exit_code=code)
         if mark is None:
             return _Stop(0, failure, retry=True, count=len(sent))
-        return _Stop(max(mark.index, 0), failure, count=mark.count)
+        return _Stop(mark.index, failure, count=mark.count)
 
 
 class EmbeddedDispatcher:
@@ -421,7 +446,7 @@ class EmbeddedDispatcher:
             "workers_alive": alive,
             "restarts": dict(self.restarts),
             # Which processes verify: operators (and tests) can inspect or signal them.
-            "pids": [h.process.pid for h in self.handles if h.process is not None],
+            "pids": [process.pid for h in self.handles if (process := h.process) is not None],
             "queued_jobs": self.chunks.qsize(),
         }
 
