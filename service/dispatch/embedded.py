@@ -4,8 +4,9 @@ Workers are started through a multiprocessing *forkserver* (a clean single-threa
 parent that has pre-imported the verifiers), never forked from the threaded server, so
 replacing a killed worker costs a fork, not an interpreter start.
 
-Each worker process builds its own verifier registry from the `BuiltinConfig` the
-dispatcher was given, and is driven by one thread here. The thread sends a chunk of
+Each worker process (`dispatch.process`) builds its own verifier registry from the
+`BuiltinConfig` the dispatcher was given, starts its sandbox, says it is ready, and is
+driven by one thread here. The thread sends a chunk of
 units; the worker answers with the chunk's results, in order, and meanwhile reports in
 shared memory which unit it is on, since when and at what CPU time, so the deadline of
 a unit runs from when the worker starts it and queueing never counts against an item.
@@ -34,9 +35,7 @@ import itertools
 import logging
 import multiprocessing as mp
 import multiprocessing.forkserver
-import os
 import queue
-import resource
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -46,15 +45,23 @@ from typing import Any
 
 from rlvr.service.dispatch.cpu import unit_usage
 from rlvr.service.dispatch.fair import FairQueue
+from rlvr.service.dispatch.process import WORKER_READY, worker_main
 from rlvr.service.dispatch.progress import Mark, Progress
-from rlvr.service.work import Unit, UnitResult, UnitRunner, infrastructure_failure, stalled, timed_out
+from rlvr.service.work import Unit, UnitResult, infrastructure_failure, stalled, timed_out
 from rlvr.verifiers.config import BuiltinConfig
-from rlvr.verifiers.registry import Registry
 
 log = logging.getLogger(__name__)
 
-FORKSERVER_PRELOAD = ["rlvr.service.work", "rlvr.verifiers.format", "rlvr.verifiers.math", "rlvr.verifiers.code"]
+FORKSERVER_PRELOAD = [
+    "rlvr.service.dispatch.process",
+    "rlvr.service.work",
+    "rlvr.verifiers.format",
+    "rlvr.verifiers.math",
+    "rlvr.verifiers.code",
+]
 SHUTDOWN_GRACE_S = 2.0
+# How long a new worker has to say it can verify (`process.WORKER_READY`).
+WORKER_START_TIMEOUT_S = 60.0
 RESPAWN_BACKOFF_S = 0.05
 # How often a waiting thread looks at which unit its worker is on: the bound on how late
 # a unit's own deadline is noticed after an earlier unit of its chunk finished.
@@ -65,49 +72,6 @@ UNSTARTED_RETRIES = 3
 # How often an idle thread checks that its worker is still alive, so that a worker that
 # died between jobs is replaced before the next job needs it.
 IDLE_CHECK_S = 1.0
-
-
-def _worker_main(conn: Connection, progress: Progress, max_rss_mb: int, config: BuiltinConfig) -> None:
-    # A new session so that the kill of this worker never reaches the server's group.
-    os.setsid()
-    limit = max_rss_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    runner = UnitRunner(Registry(config))
-    while True:
-        try:
-            message: tuple[list[Unit], bool] | None = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        chunk, batching = message
-        conn.send(_verify_chunk(runner, chunk, progress, batching))
-
-
-def _verify_chunk(runner: UnitRunner, chunk: list[Unit], progress: Progress, batching: bool) -> list[UnitResult]:
-    results: list[UnitResult] = []
-    start = 0
-    while start < len(chunk):
-        count = _batch_at(runner, chunk, start) if batching else 1
-        progress.start(start, count)
-        batch = runner.run_batch(chunk[start : start + count]) if count > 1 else [None]
-        for offset, result in enumerate(batch):
-            if result is None:
-                progress.start(start + offset, 1)
-                result = runner.run(chunk[start + offset])
-            results.append(result)
-        start += count
-    return results
-
-
-def _batch_at(runner: UnitRunner, chunk: list[Unit], start: int) -> int:
-    """How many units from `start` on are verified together: consecutive units of one
-    verifier, as many as it takes at once."""
-    limit = runner.batch_size(chunk[start])
-    end = start + 1
-    while end < len(chunk) and end - start < limit and chunk[end].verifier == chunk[start].verifier:
-        end += 1
-    return end - start
 
 
 @dataclass
@@ -149,7 +113,7 @@ class _Worker:
         # still enforced. New with each worker, so none is left half written by a killed one.
         self.progress = Progress(self.pool.ctx)
         proc = self.pool.ctx.Process(
-            target=_worker_main,
+            target=worker_main,
             args=(child, self.progress, self.pool.max_rss_mb, self.pool.config),
             name=f"rlvr-verifier-{self.index}",
             daemon=True,
@@ -172,12 +136,21 @@ class _Worker:
         process = self.process  # one read: the worker's thread may clear it meanwhile
         return process is not None and process.is_alive()
 
+    def await_ready(self) -> None:
+        """Wait until the worker has started what it needs (its sandbox): no unit's time
+        runs while it does. Raises if it does not come up."""
+        conn = self.conn
+        if conn is None or not conn.poll(WORKER_START_TIMEOUT_S) or conn.recv() != WORKER_READY:
+            raise RuntimeError(f"the verifier worker did not come up within {WORKER_START_TIMEOUT_S} s")
+
     def _ensure(self) -> Connection:
         while self.conn is None or not self.alive():
             self.kill()
             try:
                 self.spawn()
+                self.await_ready()
             except Exception as exc:
+                self.kill()
                 log.error("could not start verifier worker: %s", exc)
                 time.sleep(RESPAWN_BACKOFF_S)
                 if self.pool.closing:
@@ -389,6 +362,12 @@ class EmbeddedDispatcher:
         def spawn_all() -> None:
             for handle in self.handles:
                 handle.spawn()
+            for handle in self.handles:  # together: each starts its sandbox meanwhile
+                try:
+                    handle.await_ready()
+                except Exception as exc:
+                    log.error("verifier worker %d did not start: %s", handle.index, exc)
+                    handle.kill()  # its thread starts another
 
         await loop.run_in_executor(None, spawn_all)
         for handle in self.handles:
