@@ -28,6 +28,9 @@ import os
 ROOT = "/sys/fs/cgroup"
 PREFIX = "rlvr-"
 MIB = 1024 * 1024
+# A job whose peak memory came this close to its limit reached it (v1): the charge that
+# fails may be a huge page's, 2 MiB, over what is left.
+LIMIT_MARGIN_BYTES = 4 * MIB
 
 
 def _own_paths() -> dict[str, str]:
@@ -90,8 +93,8 @@ def _exists(dir_fd: int, path: str) -> bool:
 
 class SlotCgroup:
     """One slot's cgroups, `name` in each of the zygote's `rlvr-<pid>` directories (fds):
-    their procs files (kept open, for the job to join) and the file with the OOM-kill
-    counter (kept open, read once per job)."""
+    their procs files (kept open, for the job to join) and the files that tell whether a
+    job was killed for its memory limit (kept open, read once per job)."""
 
     def __init__(self, version: str, bases: list[int], name: str) -> None:
         self.version, self.bases, self.name = version, bases, name
@@ -102,8 +105,15 @@ class SlotCgroup:
             self.procs.append(os.open(f"{name}/cgroup.procs", os.O_WRONLY | os.O_CLOEXEC, dir_fd=base))
         events = "memory.oom_control" if version == "v1" else "memory.events"
         self.events = os.open(f"{name}/{events}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=bases[0])
+        # v1's peak usage (reset after a job that reached its limit), to tell a kill for
+        # the slot's own limit from one for the host's; v2 counts those apart (`oom`).
+        self.peak = (
+            os.open(f"{name}/memory.max_usage_in_bytes", os.O_RDWR | os.O_CLOEXEC, dir_fd=bases[0])
+            if version == "v1"
+            else -1
+        )
         self.memory_mb = self.nproc = -1
-        self.ooms = self.oom_kills()
+        self.ooms, self.limit_ooms = self._events()
 
     def configure(self, memory_mb: int, nproc: int) -> None:
         """Set the slot's limits for the next job (files written only on a change)."""
@@ -136,24 +146,44 @@ class SlotCgroup:
         for fd in self.procs:
             os.write(fd, b"0")
 
-    def oom_kills(self) -> int:
+    def _events(self) -> tuple[int, int]:
+        """(OOM kills of the slot's processes, OOMs for the slot's own limit (v2; 0 on v1)).
+        The kernel counts a kill in the victim's cgroup whoever's limit it was for: the
+        host's, a container's, or the slot's own."""
+        kills = limit_ooms = 0
         for line in os.pread(self.events, 4096, 0).decode().splitlines():
             key, _, value = line.partition(" ")
             if key == "oom_kill":
-                return int(value)
-        return 0
+                kills = int(value)
+            elif key == "oom":
+                limit_ooms = int(value)
+        return kills, limit_ooms
+
+    def _reached_limit(self, limit_ooms: int) -> bool:
+        """Whether the job that just ended reached the slot's memory limit."""
+        if self.peak < 0:
+            return limit_ooms > self.limit_ooms
+        peak = int(os.pread(self.peak, 64, 0))
+        reached = peak + LIMIT_MARGIN_BYTES >= self.memory_mb * MIB
+        if reached:
+            os.pwrite(self.peak, b"0", 0)  # the next job's peak is its own
+        return reached
 
     def after_job(self) -> bool:
-        """Whether the job that just ended had a process killed for its memory limit."""
+        """Whether the job that just ended had a process killed for its own memory
+        limit: a kill while the slot was at its limit. A kill without (the host or a
+        container short of memory) is not the job's doing, and does not say it is."""
         try:
-            count = self.oom_kills()
+            kills, limit_ooms = self._events()
+            reached = self._reached_limit(limit_ooms)
         except (OSError, ValueError):
             return False
-        killed, self.ooms = count > self.ooms, count
+        killed = kills > self.ooms and reached
+        self.ooms, self.limit_ooms = kills, limit_ooms
         return killed
 
     def close(self) -> None:
-        for fd in (*self.procs, self.events):
+        for fd in (*self.procs, self.events, *([self.peak] if self.peak >= 0 else [])):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.procs = []
