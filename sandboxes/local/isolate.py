@@ -42,7 +42,6 @@ empty, read-only /tmp, so it has no writable directory in common with the progra
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import select
 import sys
@@ -264,7 +263,7 @@ def _tests_namespace() -> int:
 def _kept_fd(fd: int) -> int:
     """`fd` moved to MIN_KEPT_FD or above (and closed where it was)."""
     try:
-        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, MIN_KEPT_FD)
+        return linux.dup_cloexec_above(fd, MIN_KEPT_FD)
     finally:
         os.close(fd)
 

@@ -45,6 +45,7 @@ PR_SET_NO_NEW_PRIVS = 38
 MNT_DETACH = 2
 OPEN_TREE_CLONE = 1
 O_CLOEXEC = 0o2000000
+F_DUPFD_CLOEXEC = 1030
 
 SYS_CLONE = 56
 SYS_PIVOT_ROOT = 155
@@ -75,6 +76,13 @@ def _check(rc: int, what: str) -> int:
 
 def unshare(flags: int) -> None:
     _check(_libc.unshare(flags), "unshare")
+
+
+def dup_cloexec_above(fd: int, lowest: int) -> int:
+    """fcntl(F_DUPFD_CLOEXEC): a close-on-exec copy of `fd` at `lowest` or above. Here,
+    not with the `fcntl` module, which would map one more library into the zygote,
+    and so into every fork of it (5 mappings, each copied and torn down per job)."""
+    return _check(_libc.fcntl(fd, F_DUPFD_CLOEXEC, lowest), "fcntl(F_DUPFD_CLOEXEC)")
 
 
 def setns(fd: int, nstype: int) -> None:

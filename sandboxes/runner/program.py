@@ -19,7 +19,6 @@ so it cannot write records; it can only make its own run fail.
 
 from __future__ import annotations
 
-import base64
 import builtins
 import io
 import linecache
@@ -160,4 +159,11 @@ def _fetch(paths: list[str], budget: int, channel: core.Channel) -> None:
         if len(content) > budget:
             break  # past the budget the rest are not fetched
         budget -= len(content)
-        channel.write({"file": path, "b64": base64.b64encode(content).decode("ascii")})
+        channel.write({"file": path, "b64": _base64(content)})
+
+
+def _base64(content: bytes) -> str:
+    # Imported here, by the few jobs that fetch files (see `wire._base64`).
+    import base64
+
+    return base64.b64encode(content).decode("ascii")

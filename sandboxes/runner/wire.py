@@ -10,9 +10,9 @@ encoder would write raises `WireError`, never another exception.
 
 from __future__ import annotations
 
-import base64
 import math
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 MAX_DEPTH = 64
@@ -43,7 +43,7 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
     if t is set or t is frozenset:
         return {"$s" if t is set else "$fs": [encode(v, handle, depth + 1) for v in value]}
     if t is bytes:
-        return {"$b": base64.b64encode(value).decode()}
+        return {"$b": _base64().b64encode(value).decode()}
     if t is complex:
         return {"$c": [encode(value.real, None, depth + 1), encode(value.imag, None, depth + 1)]}
     if handle is None:
@@ -115,11 +115,21 @@ def _decode_tagged(key: str, data: dict[str, Any], proxy: Callable[[int, str], A
     return _hashed(set if key == "$s" else frozenset, items, items)
 
 
+def _base64() -> ModuleType:
+    # Imported on first use: at the top, `base64` (with binascii and zlib, 10 mappings)
+    # would be in the zygote, and so copied and torn down with every job it forks,
+    # for the few values that are bytes.
+    import base64
+
+    return base64
+
+
 def _bytes(body: Any) -> bytes:
     if type(body) is not str:
         raise WireError("bad wire bytes")
     try:
-        return base64.b64decode(body, validate=True)
+        decoded: bytes = _base64().b64decode(body, validate=True)
+        return decoded
     except ValueError:  # binascii.Error, and non-ASCII text
         raise WireError("bad wire bytes") from None
 
