@@ -105,8 +105,9 @@ class SlotCgroup:
             self.procs.append(os.open(f"{name}/cgroup.procs", os.O_WRONLY | os.O_CLOEXEC, dir_fd=base))
         events = "memory.oom_control" if version == "v1" else "memory.events"
         self.events = os.open(f"{name}/{events}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=bases[0])
-        # v1's peak usage (reset after a job that reached its limit), to tell a kill for
-        # the slot's own limit from one for the host's; v2 counts those apart (`oom`).
+        # v1's peak usage (reset after a job that reached its limit, and when the limit
+        # changes), to tell a kill for the slot's own limit from one for the host's; v2
+        # counts those apart (`oom`).
         self.peak = (
             os.open(f"{name}/memory.max_usage_in_bytes", os.O_RDWR | os.O_CLOEXEC, dir_fd=bases[0])
             if version == "v1"
@@ -131,6 +132,8 @@ class SlotCgroup:
                 _write(memory, f"{name}/memory.limit_in_bytes", limit)
                 if has_swap:
                     _write(memory, swap, limit)
+                # A peak under the last limit may be over the new one: not this job's.
+                os.pwrite(self.peak, b"0", 0)
             else:
                 _write(memory, f"{name}/memory.max", limit)
                 with contextlib.suppress(OSError):  # no swap accounting on this kernel

@@ -60,8 +60,10 @@ FORKSERVER_PRELOAD = [
     "rlvr.verifiers.code",
 ]
 SHUTDOWN_GRACE_S = 2.0
-# How long a new worker has to say it can verify (`process.WORKER_READY`).
-WORKER_START_TIMEOUT_S = 60.0
+# How long a new worker has to say it can verify (`process.WORKER_READY`): well above
+# what its sandbox may take to start or to give up (the local zygote's 60 s), so that a
+# sandbox that does not come up leaves a worker that verifies everything else.
+WORKER_START_TIMEOUT_S = 150.0
 RESPAWN_BACKOFF_S = 0.05
 # How often a waiting thread looks at which unit its worker is on: the bound on how late
 # a unit's own deadline is noticed after an earlier unit of its chunk finished.
@@ -72,6 +74,10 @@ UNSTARTED_RETRIES = 3
 # How often an idle thread checks that its worker is still alive, so that a worker that
 # died between jobs is replaced before the next job needs it.
 IDLE_CHECK_S = 1.0
+
+
+class PoolClosing(RuntimeError):
+    """A worker was wanted while the pool shuts down."""
 
 
 @dataclass
@@ -146,6 +152,8 @@ class _Worker:
     def _ensure(self) -> Connection:
         while self.conn is None or not self.alive():
             self.kill()
+            if self.pool.closing:
+                raise PoolClosing("the verifier pool is closing: no new worker")
             try:
                 self.spawn()
                 self.await_ready()
@@ -165,7 +173,8 @@ class _Worker:
             except queue.Empty:
                 if not self.pool.closing and not self.alive():
                     self.pool.on_restart("died_idle")
-                    self._ensure()
+                    with contextlib.suppress(PoolClosing):
+                        self._ensure()
                 continue
             if chunk is None:
                 return
@@ -224,10 +233,12 @@ class _Worker:
 
     def _wait(self, conn: Connection, progress: Progress, sent: list[Unit]) -> list[UnitResult] | _Stop:
         """The chunk's results, or why the worker was killed before it finished."""
+        unsure_since: float | None = None
         while True:
             mark = _whole(progress, sent)
             if mark is None:
-                verdict: float | _Stop = PROGRESS_CHECK_S  # the worker is writing a mark
+                unsure_since = unsure_since or time.monotonic()
+                verdict: float | _Stop = self._judge_unsure(unsure_since, sent)
             elif mark.count > 1:
                 verdict = self._judge_batch(mark, sent[mark.index : mark.index + mark.count])
             else:
@@ -244,6 +255,16 @@ class _Worker:
                     return results
                 except (EOFError, OSError):
                     return self._crashed(progress, sent)
+
+    def _judge_unsure(self, since: float, sent: list[Unit]) -> float | _Stop:
+        """No whole mark since `since`: the worker is in the middle of writing one, a few
+        microseconds. Stopped there (SIGSTOP, a freezer), it is stalled like any
+        other stalled worker once past the wall limit of the longest deadline sent:
+        its units go again."""
+        wall_limit = max(unit.deadline_s for unit in sent) * self.pool.stall_wall_factor
+        if time.monotonic() - since < wall_limit:
+            return PROGRESS_CHECK_S
+        return _Stop(0, infrastructure_failure("verifier worker stalled while marking its progress"), True, len(sent))
 
     def _judge_batch(self, mark: Mark, batch: list[Unit]) -> float | _Stop:
         """How long to wait before looking again at a batch of units verified together,

@@ -42,13 +42,21 @@ code = (
     "    for i in range(0, len(b), 4096):\\n        b[i] = 1\\n    time.sleep(1.5)\\n    return x + 1\\n"
 )
 box = LocalSandbox()
-limits = Limits(wall_s=30, cpu_s=10, memory_mb=512)
 spec = {{"mode": "call", "code": code, "fn_name": "f", "inputs": [[1]], "timeout_s": 10}}
+prior = (
+    "import time\\ndef f(x):\\n    time.sleep(0.8 * x)\\n    b = bytearray({prior_mb} << 20)\\n"
+    "    for i in range(0, len(b), 4096):\\n        b[i] = 1\\n    return x + 1\\n"
+)
+if {prior_mb}:  # one slot each, one at a time (under the outer limit): a peak left in every slot
+    peaks = [RunSpec({{**spec, "code": prior, "inputs": [[i]]}}, Limits(wall_s=30, cpu_s=10, memory_mb=1024))
+             for i in range({jobs})]
+    assert all(run.status.value == "ok" for run in box.run_many(peaks))
+limits = Limits(wall_s=30, cpu_s=10, memory_mb={job_limit_mb})
 runs = box.run_many([RunSpec(dict(spec), limits) for _ in range({jobs})])
 box.close()
 verifier = CodeVerifier()
 gt = CallTests(language="python", fn_name="f", inputs=[[1]], outputs=[2])
-entry = BatchEntry(GradeInput("", "```python\\n" + code + "```"), CodeParams(memory_mb=512), gt, 60.0)
+entry = BatchEntry(GradeInput("", "```python\\n" + code + "```"), CodeParams(memory_mb={job_limit_mb}), gt, 60.0)
 batch = verifier.verify_many([entry] * {jobs})
 print(json.dumps({{
     "runs": [[r.status.value, r.signal] for r in runs],
@@ -80,12 +88,26 @@ def _remove_when_empty(path: str, timeout_s: float = 30.0) -> None:
             time.sleep(0.1)
 
 
-@pytest.mark.parametrize(("jobs", "job_mb", "outer_mb"), [(3, 180, 400), (4, 150, 420), (3, 200, 450)])
-def test_a_kill_for_a_limit_above_the_jobs_is_not_their_memory(jobs: int, job_mb: int, outer_mb: int) -> None:
+@pytest.mark.parametrize(
+    ("jobs", "job_mb", "job_limit_mb", "outer_mb", "prior_mb"),
+    [
+        (3, 180, 512, 400, 0),
+        (4, 150, 512, 420, 0),
+        (3, 200, 512, 450, 0),
+        # Earlier jobs in the slots peaked over these jobs' lower limit, within their own.
+        (3, 180, 256, 400, 300),
+        (4, 150, 200, 420, 350),
+    ],
+)
+def test_a_kill_for_a_limit_above_the_jobs_is_not_their_memory(
+    jobs: int, job_mb: int, job_limit_mb: int, outer_mb: int, prior_mb: int
+) -> None:
     base = _memory_cgroup()
     require(os.geteuid() == 0 and os.path.isdir(base), "a writable cgroup v1 memory hierarchy (run as root)")
     path = os.path.join(base, f"rlvr-test-outer-{uuid.uuid4().hex[:8]}")
-    scene = SCENE.format(root=ROOT, path=path, outer_mb=outer_mb, job_mb=job_mb, jobs=jobs)
+    scene = SCENE.format(
+        root=ROOT, path=path, outer_mb=outer_mb, job_mb=job_mb, jobs=jobs, job_limit_mb=job_limit_mb, prior_mb=prior_mb
+    )
     try:
         out = subprocess.run([sys.executable, "-c", scene], capture_output=True, text=True, timeout=300, check=False)
     finally:
@@ -93,7 +115,7 @@ def test_a_kill_for_a_limit_above_the_jobs_is_not_their_memory(jobs: int, job_mb
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
     statuses = [status for status, _ in report["runs"]]
-    # Each job is within its own 512 MiB; together they are past the outer limit.
+    # Each job is within its own limit; together they are past the outer one.
     assert "memory" not in statuses, report
     assert any(status == "crashed" for status in statuses), report  # the outer OOM killer did strike
     assert all(signal in (None, 9) for _, signal in report["runs"]), report

@@ -89,3 +89,26 @@ def test_health_reads_each_workers_process_once(monkeypatch: pytest.MonkeyPatch,
     for _ in range(6):
         health = pool.health()  # raised AttributeError when a second read found None
         assert health["workers_alive"] <= 2 and set(health["pids"]) <= {12345}
+
+
+def test_a_worker_waits_for_its_sandbox_longer_than_the_sandbox_may_take() -> None:
+    # A zygote that does not come up makes the worker's sandbox start give up after the
+    # client's START_TIMEOUT_S; the worker then says it is ready and verifies the rest.
+    # Killed before, it was respawned for ever, verifying nothing.
+    from rlvr.sandboxes.local.client import START_TIMEOUT_S
+    from rlvr.service.dispatch.embedded import WORKER_START_TIMEOUT_S
+
+    assert WORKER_START_TIMEOUT_S >= 2 * START_TIMEOUT_S
+
+
+def test_no_worker_is_started_once_the_pool_closes() -> None:
+    from rlvr.service.dispatch.embedded import PoolClosing
+
+    pool = EmbeddedDispatcher(
+        config=BuiltinConfig(), workers=1, chunk_size=16, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
+    )
+    pool.closing = True
+    worker = _Worker(pool, 0)
+    with pytest.raises(PoolClosing):
+        worker._ensure()
+    assert worker.process is None

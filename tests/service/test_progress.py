@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing as mp
+import threading
+import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -121,3 +124,47 @@ def test_no_unit_of_many_batched_chunks_is_masked() -> None:
     # Many chunks of several sizes, each a batch: the marks change hands all the time.
     masked = asyncio.run(_grade_rounds([164, 100, 37, 9, 164, 64, 3, 164]))
     assert [sum(m) for m in masked] == [0] * len(masked)
+
+
+class _Pool:
+    """What a `_Worker` reads of its pool."""
+
+    stall_wall_factor, stall_retries, closing = 3.0, 1, False
+    ctx = CTX
+
+    def __init__(self) -> None:
+        self.restarts: list[str] = []
+
+    def on_restart(self, why: str) -> None:
+        self.restarts.append(why)
+
+
+@pytest.mark.parametrize("units", [1, 3])
+@pytest.mark.parametrize("torn", [False, True])
+def test_a_worker_stopped_while_it_marks_is_a_stall(units: int, torn: bool) -> None:
+    # Stopped (SIGSTOP, a freezer) between the two writes of the sequence number, the
+    # worker leaves no whole mark to judge: it is stalled all the same, not waited on.
+    from rlvr.service.dispatch.embedded import _Stop, _Worker
+
+    pool = _Pool()
+    worker = _Worker(pool, 0)  # type: ignore[arg-type]
+    ours, _theirs = CTX.Pipe()
+    stopped = CTX.Process(target=time.sleep, args=(60,))
+    stopped.start()
+    worker.process, worker.conn = stopped, ours
+    progress = Progress(CTX)
+    sent = [code_unit(deadline_s=0.1) for _ in range(units)]
+    progress.mark(0, units, time.monotonic() - 10.0, 0.0)  # begun 10 s ago: past 3 x 0.1 s
+    if torn:
+        progress.shared[0] += 1
+    outcome: list[Any] = []
+    thread = threading.Thread(target=lambda: outcome.append(worker._wait(ours, progress, sent)), daemon=True)
+    try:
+        thread.start()
+        thread.join(5.0)
+    finally:
+        stopped.kill()
+    assert outcome, "the thread still waits on a stopped worker"
+    [stop] = outcome
+    assert isinstance(stop, _Stop) and stop.retry and not stop.result.verdict == "timeout", stop
+    assert pool.restarts == ["stalled"]

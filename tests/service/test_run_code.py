@@ -15,7 +15,7 @@ from rlvr.sandboxes import RunResult, Status
 from rlvr.service.run_code import response_of
 from tests.services import require
 
-ADD_CPP = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;std::cerr<<\"e\";}"
+ADD_CPP = '#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;std::cerr<<"e";}'
 RESPONSE_KEYS = {"status", "message", "compile_result", "run_result", "executor_pod_name", "files"}
 RESULT_KEYS = {"status", "execution_time", "return_code", "stdout", "stderr"}
 
