@@ -51,8 +51,26 @@ def split_assert(test: str) -> tuple[str, Any] | None:
     for expr, lit in (sides, sides[::-1]):
         ok, value = _literal(lit)
         if ok:
-            return ast.unparse(expr), value
+            return None if _judges_in_the_program(expr) else (ast.unparse(expr), value)
     return None
+
+
+# Builtins whose answer the program's objects choose (`__class__`, `__instancecheck__`).
+_INTROSPECTION = frozenset(("isinstance", "issubclass"))
+
+
+def _judges_in_the_program(expr: ast.expr) -> bool:
+    """Whether EXPR itself decides a comparison (`(f(2) == 4) == True`, `f(3) in [6]`)
+    or a type check. In values mode EXPR runs in the program's process, where the
+    program's `__eq__`, `__contains__` or `__class__` answer it: only the value it
+    produces crosses to the grader. Such a test goes to split mode, where it runs in
+    the trusted half, on copies of the program's values."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Compare):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _INTROSPECTION:
+            return True
+    return False
 
 
 def check_calls(test: str, entry_point: str) -> tuple[list[str], list[pure.Judged]] | None:
