@@ -17,6 +17,7 @@ that touches few objects between two forks.
 from __future__ import annotations
 
 import _socket
+import builtins
 import contextlib
 import gc
 import json
@@ -401,6 +402,17 @@ def _options(argv: list[str]) -> dict[str, str]:
     return options
 
 
+def _as_python_has_it() -> None:
+    """What `python solution.py` gives a program and `python -S -c ...` does not: the
+    `exit` and `quit` builtins that `site` adds (`print(x); exit()` is common), and a
+    `sys.argv` of the script alone (this one names the zygote's fds and its parent)."""
+    import _sitebuiltins
+
+    builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
+    builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
+    sys.argv[:] = ["solution.py"]
+
+
 def _under(path: str, dir_: str) -> bool:
     return path == dir_ or path.startswith(dir_.rstrip("/") + "/")
 
@@ -437,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in PRELOAD:
         __import__(name)
     native = jobstart.load_native(wanted="python-start" not in options)
+    _as_python_has_it()
     # site-packages for the programs' own imports; not processed by `site`, see above.
     sys.path += [d for d in options.get("site", "").split(os.pathsep) if d and d not in sys.path]
     parent = int(options.get("parent") or 0)

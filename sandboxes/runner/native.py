@@ -94,7 +94,7 @@ def _check(job: dict[str, Any], argv: list[str]) -> dict[str, Any]:
 def _prepare_cpp(job: dict[str, Any], channel: core.Channel) -> Program | None:
     with open("/tmp/main.cpp", "w") as f:
         f.write(job["code"])
-    step = _check(job, [job["gxx"], "-O2", "-std=c++17", "-pipe", "-o", "/tmp/main", "/tmp/main.cpp"])
+    step = _check(job, [job["gxx"], "-O2", "-std=c++20", "-pipe", "-o", "/tmp/main", "/tmp/main.cpp"])
     if step["s"] != "ok":
         kind = "timeout" if step["s"] == "timeout" else "error"
         channel.write({"load": kind, "e": "compilation failed:\n" + step["out"][-4000:]})

@@ -80,7 +80,7 @@ def _prepare(job: dict[str, Any], channel: core.Channel) -> Callable[[], None] |
         # The code verifier's node flags: its heap, not the address space, bounds its memory.
         return _stderr_on_fd3(native._exec(native._node_argv(job, SOURCE[language]), None))
     started = time.monotonic()
-    compile_argv = [job["gxx"], "-O2", "-std=c++17", "-pipe", "-o", "/tmp/main", SOURCE[language]]
+    compile_argv = [job["gxx"], "-O2", "-std=c++20", "-pipe", "-o", "/tmp/main", SOURCE[language]]
     step = core.run_child(
         native._exec(compile_argv, None, merge_stderr=True),
         b"",

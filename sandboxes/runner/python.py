@@ -14,6 +14,7 @@ which compiles its program with this module.
 
 from __future__ import annotations
 
+import atexit
 import builtins
 import functools
 import io
@@ -175,12 +176,33 @@ def _values(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> N
         _timed(index, timeout_s, eval, (code, ns), channel)
 
 
+def _stream(fd: int, mode: str) -> io.TextIOWrapper:
+    raw = io.FileIO(fd, mode, closefd=False)
+    binary = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+    stream = io.TextIOWrapper(binary, encoding="utf-8")
+    stream.mode = mode  # type: ignore[misc]  # as open() sets it: fast-I/O templates read it
+    return stream
+
+
+def _shut_down() -> None:
+    """What the interpreter does at exit and `os._exit` skips: wait for the program's
+    threads (`threading.Thread(target=main).start()`, the large-stack idiom, is never
+    joined) and run its `atexit` functions. Their errors are printed, as Python does."""
+    threading = sys.modules.get("threading")
+    try:
+        if threading is not None:
+            threading._shutdown()
+    except BaseException:
+        traceback.print_exc()
+    atexit._run_exitfuncs()
+
+
 def _stdio(job: dict[str, Any], program: CodeType, channel: core.Channel) -> int:
     def target() -> None:
         # New streams on fds 0 and 1: the runner's may hold buffered data of its own.
-        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
-        out = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
-        sys.stdout = out
+        sys.stdin = _stream(0, "r")
+        out = sys.stdout = _stream(1, "w")
+        atexit._clear()  # the program's own handlers only
         code = 0
         try:
             exec(program, {"__name__": "__main__", "__builtins__": builtins})
@@ -191,10 +213,12 @@ def _stdio(job: dict[str, Any], program: CodeType, channel: core.Channel) -> int
         except BaseException:
             traceback.print_exc()
             code = 1
-        try:
-            out.flush()
-        except BaseException:
-            code = code or 1
+        _shut_down()
+        for stream in {id(s): s for s in (sys.stdout, out, sys.__stdout__) if s is not None}.values():
+            try:
+                stream.flush()
+            except BaseException:
+                code = code or 1
         sys.stderr.flush()
         os._exit(code)
 

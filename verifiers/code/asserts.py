@@ -143,8 +143,9 @@ def _docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
-# Builtins that `site` adds: a split job's test half, like the zygote, runs without it.
-_SITE_BUILTINS = frozenset(("exit", "quit", "copyright", "credits", "license", "help"))
+# Builtins that `site` adds and jobs do not have (the zygote runs without `site`, and
+# adds only `exit` and `quit`).
+_SITE_BUILTINS = frozenset(("copyright", "credits", "license", "help"))
 
 
 def _bare_builtin(node: ast.stmt) -> bool:

@@ -130,8 +130,19 @@ def opening_fence(line: str) -> Fence | None:
     if char == "`" and "`" in info:
         return None
     words = info.split(maxsplit=1)
-    tag = words[0].strip("{}.:").lower() if words else ""
-    return Fence(char, length, column, tag)
+    return Fence(char, length, column, _language(words[0]) if words else "")
+
+
+def _language(word: str) -> str:
+    """The language an info string's first word names: `{.python}`, `python3.11`,
+    `python:solution.py`, `python,linenos` and `Python3` all say python 3. The name
+    ends at the first character no language name has (`c++`, `c#`, `python-repl` keep
+    theirs; a version, a file name or options after it go)."""
+    name = word.lstrip("{.").lower()
+    for index, ch in enumerate(name):
+        if not (ch.isalnum() or ch in "+#-_"):
+            return name[:index]
+    return name
 
 
 def _closes(line: str, fence: Fence) -> bool:

@@ -18,6 +18,7 @@ ALIASES = {
     "python3": "python",
     "py": "python",
     "py3": "python",
+    "ipython": "python",
     "cpp": "cpp",
     "c++": "cpp",
     "cxx": "cpp",

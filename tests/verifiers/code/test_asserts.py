@@ -84,6 +84,9 @@ def body(*lines: str) -> str:
         (CHECK.format(body=body("assert sorted(candidate(1)) == [1]")), ["[*f(1)]"], ["sorted(candidate(1)) == [1]"]),
         (CHECK.format(body=body("assert len(list(candidate(1))) == 1")), ["[*f(1)]"], ["len(list(candidate(1))) == 1"]),
         (CHECK.format(body=body("print", "assert candidate(1) == 1")), ["f(1)"], ["candidate(1) == 1"]),
+        # `exit` and `quit` too: the zygote adds them, as `site` would.
+        (CHECK.format(body=body("exit", "assert candidate(1) == 1")), ["f(1)"], ["candidate(1) == 1"]),
+        (CHECK.format(body=body("quit", "assert candidate(1) == 1")), ["f(1)"], ["candidate(1) == 1"]),
     ],
 )
 def test_checks_of_calls_the_grader_can_judge_become_values(test: str, exprs: list[str], judged: list[str]) -> None:
@@ -167,9 +170,10 @@ def test_checks_of_calls_the_grader_can_judge_become_values(test: str, exprs: li
         "__name__ = 'x'\n" + CHECK.format(body=body("assert candidate(1) == 2")),
         "def check(candidate: 1 / 0):\n    assert candidate(1) == 2\n",
         "def check(candidate) -> 1 / 0:\n    assert candidate(1) == 2\n",
-        # A builtin the test half of a split job does not have (it runs without `site`).
-        CHECK.format(body=body("exit", "assert candidate(1) == 2")),
-        CHECK.format(body=body("quit", "assert candidate(1) == 2")),
+        # A builtin the test half of a split job does not have (it runs without `site`,
+        # and has only its `exit` and `quit`).
+        CHECK.format(body=body("help", "assert candidate(1) == 2")),
+        CHECK.format(body=body("credits", "assert candidate(1) == 2")),
         # A name the grader evaluates means something else in the check.
         "sorted = 5\n" + CHECK.format(body=body("assert sorted(candidate(1)) == [1]")),
         "abs = 0\n" + CHECK.format(body=body("assert abs(candidate(1) - 2) < 1e-6")),
