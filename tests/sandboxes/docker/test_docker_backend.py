@@ -5,6 +5,7 @@ The red-team and HumanEval suites also run on it (tests/verifiers/code/conftest.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import os
 import signal
@@ -119,8 +120,15 @@ def listener() -> Iterator[int]:
     server.close()
 
 
+def _bridge_gateway(sandbox: DockerSandbox) -> str:
+    """The host's address on Docker's default bridge. Some daemons leave `Gateway` out of
+    the bridge's IPAM config (only `Subnet`): the bridge then has the subnet's first host."""
+    config = sandbox.api.inspect_network("bridge")["IPAM"]["Config"][0]
+    return str(config.get("Gateway") or next(ipaddress.ip_network(config["Subnet"]).hosts()))
+
+
 def test_job_reaches_no_address(sandbox: DockerSandbox, listener: int) -> None:
-    gateway = sandbox.api.inspect_network("bridge")["IPAM"]["Config"][0]["Gateway"]
+    gateway = _bridge_gateway(sandbox)
     host_ip = socket.gethostbyname(socket.gethostname())
     targets = [(gateway, listener), (host_ip, listener), ("127.0.0.1", listener), ("127.0.0.1", 6379)]
     targets += [("172.17.0.1", 6379), ("1.1.1.1", 80)]
