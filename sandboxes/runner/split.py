@@ -337,7 +337,14 @@ def prepare_tests(tests: dict[str, Any]) -> dict[str, Any]:
     None where a source is past the compile cap or does not compile: the job compiles
     it and reports the error). Total: tests it cannot read go as they are."""
     try:
-        key = (tests["kind"], tests.get("test"), tests.get("entry_point"), tests.get("setup"), *tests.get("tests", ()))
+        key = (
+            tests["kind"],
+            tests.get("test"),
+            tests.get("entry_point"),
+            tests.get("setup"),
+            tests.get("helpers"),
+            *tests.get("tests", ()),
+        )
         hit = _prepared_tests.get(key)
         if hit is not None:
             return hit
@@ -358,12 +365,20 @@ def prepare_tests(tests: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sources(tests: dict[str, Any]) -> list[tuple[str, str]]:
-    """The tests' code as (source, filename) pairs, in the order it runs."""
-    if tests["kind"] == "check":
-        return [(str(tests["test"]) + f"\n\ncheck({tests['entry_point']})\n", "test.py")]
-    setup = tests.get("setup")
+    """The tests' code as (source, filename) pairs, in the order it runs: the trusted
+    setup first, if there is one (`_setup`)."""
+    setup = _setup(tests)
     pairs = [(str(setup), "setup.py")] if setup else []
+    if tests["kind"] == "check":
+        return [*pairs, (str(tests["test"]) + f"\n\ncheck({tests['entry_point']})\n", "test.py")]
     return pairs + [(str(test), f"test_{index}") for index, test in enumerate(tests["tests"])]
+
+
+def _setup(tests: dict[str, Any]) -> Any:
+    """What runs before the tests, in their namespace: assert tests' `setup`, or the
+    helpers a check takes from the task's prompt. The names it binds are the tests' own,
+    never the program's (`names.global_reads`)."""
+    return tests.get("helpers") if tests["kind"] == "check" else tests.get("setup")
 
 
 def _run_tests(
@@ -375,16 +390,14 @@ def _run_tests(
         return
     compiled = tests.get("code")
     thunks = [_runs(pair, compiled[i] if type(compiled) is list else None, ns) for i, pair in enumerate(sources)]
-    if tests["kind"] == "check":
-        _one(0, thunks[0], timeout_s, channel)
-        return
-    if tests.get("setup"):
+    if _setup(tests):
         setup, thunks = thunks[0], thunks[1:]
-        if not _one(-1, setup, timeout_s, channel, quiet=True):
-            channel.write({"load": "error", "e": "test setup failed"})
+        failure = _one(-1, setup, timeout_s, channel, quiet=True)
+        if failure is not None:
+            channel.write({"load": "error", "e": f"test setup failed: {failure}"})
             return
     for index, thunk in enumerate(thunks):
-        if not _one(index, thunk, timeout_s, channel) and job.get("stop_on_failure"):
+        if _one(index, thunk, timeout_s, channel) is not None and job.get("stop_on_failure"):
             break
 
 
@@ -430,8 +443,11 @@ def _load(
         return None
 
 
-def _one(index: int, thunk: Callable[[], None], timeout_s: float, channel: core.Channel, quiet: bool = False) -> bool:
-    """Run one test under its time limit; record (unless `quiet`) and return whether it passed."""
+def _one(
+    index: int, thunk: Callable[[], None], timeout_s: float, channel: core.Channel, quiet: bool = False
+) -> str | None:
+    """Run one test under its time limit and record (unless `quiet`) how it went: None
+    if it passed, else what went wrong."""
     record: dict[str, Any] = {"i": index, "s": "pass"}
     try:
         with core.TimeLimit(timeout_s):
@@ -446,4 +462,4 @@ def _one(index: int, thunk: Callable[[], None], timeout_s: float, channel: core.
         record = {"i": index, "s": "error", "e": core.describe(exc)}
     if not quiet:
         channel.write(record)
-    return bool(record["s"] == "pass")
+    return None if record["s"] == "pass" else str(record.get("e", record["s"]))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlvr.verifiers.code.models import ALIASES
+from rlvr.verifiers.code.languages import ALIASES
 
 TAB = 4
 FENCE_CHARS = "`~"

@@ -6,28 +6,15 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from rlvr.verifiers.code.helpers import prompt_module
+from rlvr.verifiers.code.languages import ALIASES
 
 MAX_TESTS = 500
 MAX_TEST_CHARS = 64 * 1024
 MAX_CODE_CHARS = 1024 * 1024
 MAX_GROUND_TRUTH_BYTES = 16 * 1024 * 1024
-
-ALIASES = {
-    "python": "python",
-    "python3": "python",
-    "py": "python",
-    "py3": "python",
-    "ipython": "python",
-    "cpp": "cpp",
-    "c++": "cpp",
-    "cxx": "cpp",
-    "cc": "cpp",
-    "javascript": "javascript",
-    "js": "javascript",
-    "node": "javascript",
-    "nodejs": "javascript",
-}
 
 
 def _language(value: Any) -> Any:
@@ -97,11 +84,25 @@ class HumanEvalTests(_Strict):
     test: str = Field(max_length=MAX_CODE_CHARS)
     entry_point: Identifier
     language: Language = "python"
+    prompt: str | None = Field(
+        None,
+        max_length=MAX_CODE_CHARS,
+        description="The task's prompt (HumanEval's `prompt` column, or text with it in a fenced block). "
+        "The functions it defines whole, other than the entry point, are what the check calls: "
+        "they come from here, never from the program, which could redefine them.",
+    )
 
     @model_validator(mode="after")
     def _python_only(self) -> HumanEvalTests:
         _require_python(self.language, "HumanEval-style")
         return self
+
+    @field_validator("prompt")
+    @classmethod
+    def _has_python(cls, prompt: str | None) -> str | None:
+        if prompt is not None:
+            prompt_module(prompt)
+        return prompt
 
 
 class CallTests(_Strict):

@@ -15,7 +15,7 @@ from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_s
 from rlvr.sandboxes.base import Limits, meets_isolation
 from rlvr.sandboxes.runner import wire
 from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome, Verdict
-from rlvr.verifiers.code import asserts, compare
+from rlvr.verifiers.code import asserts, compare, helpers
 from rlvr.verifiers.code.description import COMPARISON_RULES
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.models import (
@@ -56,6 +56,9 @@ class Prepared:
     # under one test's time limit, each judged as its assert judges it (`expected`
     # then holds `pure.Judged`s).
     one_test: bool = False
+    # Names a split check takes from the program beyond the entry point, because the
+    # ground truth gave no prompt to take them from (`helpers.names_from_program`).
+    untrusted_names: list[str] = field(default_factory=list)
 
     @property
     def counted_tests(self) -> int:
@@ -116,7 +119,12 @@ class CodeVerifier:
                 job = {**base, "mode": "values", "exprs": exprs}
                 return Prepared("python", "values", len(exprs), job, None, expected, one_test=True)
             tests: dict[str, Any] = {"kind": "check", "test": gt.test, "entry_point": gt.entry_point}
-            return Prepared("python", "split", 1, {**base, "mode": "split"}, tests)
+            untrusted: list[str] = []
+            if gt.prompt is not None:
+                tests["helpers"] = helpers.trusted_helpers(gt.prompt, gt.entry_point)
+            else:
+                untrusted = helpers.names_from_program(gt.test, gt.entry_point)
+            return Prepared("python", "split", 1, {**base, "mode": "split"}, tests, untrusted_names=untrusted)
         if isinstance(gt, AssertTests):
             split = [asserts.split_assert(t) for t in gt.tests]
             if gt.setup is None and all(s is not None for s in split):
@@ -359,6 +367,8 @@ def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
         "wall_s": round(result.wall_s, 4),
         "cpu_s": round(result.cpu_s, 4),
     }
+    if prep.untrusted_names:
+        details["untrusted_names"] = prep.untrusted_names
     if result.infra_error:
         return Outcome(0.0, Verdict.ERROR, f"sandbox failure: {result.infra_error}", details, mask=True)
     load, tests, duplicates = _record_map(result, prep.n_tests)

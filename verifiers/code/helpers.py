@@ -1,0 +1,95 @@
+"""The task's own helper functions, taken from its prompt instead of the program.
+
+A HumanEval check may call functions that the prompt gives whole, next to the stub
+the model completes: `poly` in HumanEval/32, `encode_cyclic` in /38, `encode_shift`
+in /50. The program's copy of such a name is the policy's to write: one that
+redefines `poly` as `lambda xs, x: 0` makes any `find_zero` pass. So when the ground
+truth carries the prompt, the test half runs the prompt's definitions itself, and
+the tests see those, never the program's.
+
+What is taken from the prompt: its top-level imports, plain assignments, and every
+function or class defined with a body, except the entry point and except stubs (a
+body of only a docstring, `pass`, `...` or `raise NotImplementedError`): a stub is
+what the model is asked to write, so it comes from the program as before. Nothing
+else of the prompt runs (no calls, no `if __name__` blocks).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+
+from rlvr.sandboxes.runner.names import global_reads
+from rlvr.verifiers.code.extract import fenced_blocks
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_KEPT = (*_DEFINITIONS, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)
+_PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)
+
+
+def prompt_module(prompt: str) -> ast.Module:
+    """The prompt's Python: the prompt itself if it parses, else its fenced blocks
+    that parse, in order. ValueError if it holds no Python at all."""
+    try:
+        return ast.parse(prompt)
+    except _PARSE_ERRORS:
+        pass
+    body: list[ast.stmt] = []
+    for _tag, block in fenced_blocks(prompt.replace("\r\n", "\n").replace("\r", "\n")):
+        try:
+            body.extend(ast.parse(block).body)
+        except _PARSE_ERRORS:
+            continue
+    if not body:
+        raise ValueError("is neither Python nor text with a fenced block of Python")
+    return ast.Module(body=body, type_ignores=[])
+
+
+def trusted_helpers(prompt: str, entry_point: str) -> str:
+    """The source the test half runs before the tests (see the module's docstring);
+    empty if the prompt defines nothing but the entry point and stubs."""
+    kept = [node for node in prompt_module(prompt).body if _kept(node, entry_point)]
+    return ast.unparse(ast.Module(body=kept, type_ignores=[])) if kept else ""
+
+
+def _kept(node: ast.stmt, entry_point: str) -> bool:
+    if not isinstance(node, _KEPT):
+        return False
+    if isinstance(node, _DEFINITIONS):
+        return node.name != entry_point and not _stub(node)
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return True
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return all(isinstance(target, ast.Name) and target.id != entry_point for target in targets)
+
+
+def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    body = node.body
+    if body and _is_docstring(body[0]):
+        body = body[1:]
+    return all(_placeholder(statement) for statement in body)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _placeholder(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Pass):
+        return True
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and node.value.value is Ellipsis:
+        return True
+    if isinstance(node, ast.Raise) and node.exc is not None:
+        exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+    return False
+
+
+def names_from_program(test: str, entry_point: str) -> list[str]:
+    """The names a check reads that, with no prompt in the ground truth, only the
+    program can give it: neither builtins, nor modules, nor the entry point. Each is one
+    the program could redefine, so a grade that rests on them is reported as such."""
+    reads = global_reads([(f"{test}\n\ncheck({entry_point})\n", "test.py")])
+    own = {*vars(builtins), *sys.stdlib_module_names, "check", entry_point}
+    return [name for name in reads if name not in own]
