@@ -5,8 +5,10 @@ The rules (the verifier's description carries them, beside what common judges do
 - The expected value decides how numbers compare. An expected `int` matches only an
   equal `int`, or a `float` that is integral and exactly equal (`3.0` for `3`); no
   tolerance, so 123456700 is not 123456789. An expected `float` matches an `int` or a
-  `float` within `max(REL_TOL * |expected|, ABS_TOL)`; `nan` matches only `nan`, an
-  infinity only itself.
+  `float` within `max(REL_TOL * |expected|, ABS_TOL)`, absolute or relative error
+  1e-6 as testlib's checkers have it (a value near 0 printed to another precision,
+  `0.0000004` for `0.000000`, is right); `nan` matches only `nan`, an infinity only
+  itself.
 - `bool` is not a number here: `True` matches only `True`.
 - Containers match by exact type (a list is not a tuple), length and members; set
   members and dict keys are matched by Python equality, then by these rules.
@@ -29,7 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 REL_TOL = 1e-6
-ABS_TOL = 1e-9
+ABS_TOL = 1e-6
 # A sentinel no decoded value can be equal to.
 _MISSING = object()
 

@@ -14,7 +14,7 @@ Comparison rules (the expected value decides; `e` is the expected value):
 | expected int (value, call) | exact: an int equal to e, or a float that is integral and exactly equal (3.0 for 3); \
 123456700 fails for 123456789 | exact (ncmp reads 64-bit ints) | Python ==, then np.allclose (rtol 1e-5) on floats: \
 123456700 passes | Python == (exact; 3.0 == 3) |
-| expected float (value, call) | an int or float within max(1e-6 * abs(e), 1e-9); nan only nan, inf only itself | \
+| expected float (value, call) | an int or float within 1e-6, absolute or relative; nan only nan, inf only itself | \
 as the problem states, usually abs or rel error 1e-6 (rcmp6) | np.allclose (rtol 1e-5, atol 1e-8) | Python == (exact) |
 | bool | True/False match only themselves (never 1/0) | n/a | Python == (True == 1) | Python == (True == 1) |
 | containers | same type (list is not tuple, except that call mode reads tuples as lists), length and members; \
@@ -25,7 +25,7 @@ one-element list) | tuples become lists, then == |
 stripped lines, their number must match |
 | stdout integer token in e | an integer token of the same value (007 is 7, -0 is 0); 3.0 fails for 3 | exact \
 (wcmp) or same value (ncmp) | float tokens under np.allclose | Decimal equality (3.0 passes for 3) |
-| stdout decimal token in e (1.5, 2e-3) | any numeral within max(1e-6 * abs(e), 1e-9) | abs or rel 1e-6 (rcmp6) | \
+| stdout decimal token in e (1.5, 2e-3) | any numeral within 1e-6, absolute or relative | abs or rel 1e-6 (rcmp6) | \
 np.allclose | Decimal equality (exact) |
 | other stdout tokens | exact text | exact text | exact, or as sets | exact text |
 | HumanEval `check` (`assert candidate(...) == e`) | Python == on the returned plain value, as the check's own \

@@ -191,3 +191,40 @@ def test_javascript_call_ints_exact(returned: str, right: bool) -> None:
     program = f"function f() {{\n  return {returned};\n}}\n"
     gt = {"fn_name": "f", "inputs": [[]], "outputs": [RIGHT], "language": "javascript"}
     assert grade(program, gt).score == (1.0 if right else 0.0)
+
+
+# A float answer near 0 printed to another precision than the reference's: judges that
+# take absolute or relative error 1e-6 (testlib's rcmp6) accept these; a purely relative
+# tolerance would turn each into a 0 for a correct program.
+NEAR_ZERO = [
+    ("0.000000", "0.0000004", True),
+    ("0.000000", "-0.0000004", True),
+    ("0.000001", "0.0000014", True),
+    ("0.000001", "0.00000149", True),
+    ("-0.000000", "0.000000", True),
+    ("0.000000", "4e-7", True),
+    ("0.0", "0.000002", False),
+    ("0.000001", "0.0000031", False),
+    ("0.000000", "1e-5", False),
+]
+
+
+@pytest.mark.parametrize(("expected", "printed", "right"), NEAR_ZERO)
+def test_near_zero_floats_take_an_absolute_tolerance(expected: str, printed: str, right: bool) -> None:
+    assert compare.token_equal(printed, expected) is right
+    assert compare.python_equal(float(printed), float(expected)) is right
+    assert compare.json_equal(float(printed), float(expected)) is right
+
+
+@pytest.mark.usefixtures("isolated")
+@pytest.mark.parametrize(("expected", "printed", "right"), NEAR_ZERO[::2])
+@pytest.mark.parametrize("mode", ["call", "stdio"])
+def test_near_zero_floats_through_the_verifier(mode: str, expected: str, printed: str, right: bool) -> None:
+    if mode == "stdio":
+        gt: dict[str, Any] = {"inputs": ["\n"], "outputs": [f"{expected}\n"]}
+        program = f"print({printed!r})"
+    else:
+        gt = {"fn_name": "f", "inputs": [[]], "outputs": [float(expected)]}
+        program = f"def f():\n    return {printed}\n"
+    out = grade(program, gt)
+    assert out.score == (1.0 if right else 0.0) and not out.mask, out.reason
