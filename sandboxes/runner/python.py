@@ -132,23 +132,26 @@ def resolve(ns: dict[str, Any], name: str) -> Any:
 
 
 def _timed(index: int, timeout_s: float, fn: Callable[..., Any], args: Sequence[Any], channel: core.Channel) -> None:
-    """Call `fn(*args)`, one test, under its time limit and record the value it returns."""
+    """Call `fn(*args)`, one test, under its time limit and record the value it returns.
+    The value is encoded inside the limit too: reading a numpy value runs code the
+    program may have replaced."""
     try:
         with core.TimeLimit(timeout_s):
-            value = fn(*args)
+            record = _value_record(index, fn(*args))
     except core.TestTimeout:
-        channel.write({"i": index, "s": "timeout"})
-        return
+        record = {"i": index, "s": "timeout"}
     except MemoryError:
-        channel.write({"i": index, "s": "memory"})
-        return
+        record = {"i": index, "s": "memory"}
     except BaseException as exc:
-        channel.write({"i": index, "s": "error", "e": core.describe(exc)})
-        return
+        record = {"i": index, "s": "error", "e": core.describe(exc)}
+    channel.write(record)
+
+
+def _value_record(index: int, value: Any) -> dict[str, Any]:
     try:
-        channel.write({"i": index, "s": "ok", "v": wire.encode(value)})
+        return {"i": index, "s": "ok", "v": wire.encode(value)}
     except (wire.Unsupported, ValueError, RecursionError) as exc:
-        channel.write({"i": index, "s": "unsupported", "e": str(exc)[:200]})
+        return {"i": index, "s": "unsupported", "e": str(exc)[:200]}
 
 
 def _call(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> None:

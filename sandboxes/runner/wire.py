@@ -2,8 +2,14 @@
 
 Only exact built-in types pass (checked with `type(x) is ...`, never `isinstance`), so
 a subclass with a custom `__eq__`, an object whose `__repr__` lies, or a proxy arrives
-on the other side as an opaque handle (or is refused), never as a value that compares
-equal. Decoding builds only built-in containers and scalars from `json.loads` output:
+on the other side as an opaque handle, never as a value that compares equal. Where no
+handle table is given (values that are only compared), a subclass of a built-in type
+(`Counter`, `defaultdict`, a namedtuple, an `IntEnum`) goes as the plain value its
+built-in base holds, read with the base's own methods, so no override of the
+subclass's runs and what is compared is what the object stores; a numpy scalar or array
+goes as the plain value numpy gives for it. Anything else is refused.
+
+Decoding builds only built-in containers and scalars from `json.loads` output:
 nothing from the untrusted side can run code in the decoder's process, and data no
 encoder would write raises `WireError`, never another exception.
 """
@@ -11,6 +17,7 @@ encoder would write raises `WireError`, never another exception.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -47,8 +54,39 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
     if t is complex:
         return {"$c": [encode(value.real, None, depth + 1), encode(value.imag, None, depth + 1)]}
     if handle is None:
-        raise Unsupported(f"not plain data: {t.__name__}")
+        return encode(_base_value(value, t), None, depth + 1)
     return {"$h": handle(value), "$type": t.__name__[:100]}
+
+
+# Built-in types whose subclasses' instances go as the base's value, each read by a
+# method of the base itself.
+_BASES: tuple[tuple[type, Callable[[Any], Any]], ...] = (
+    (int, int.__index__),
+    (float, float.__float__),
+    (str, str.__str__),
+    (bytes, bytes.__bytes__),
+    (list, lambda v: list(list.__iter__(v))),
+    (tuple, lambda v: tuple(tuple.__iter__(v))),
+    (dict, lambda v: dict(dict.items(v))),
+    (set, lambda v: set(set.__iter__(v))),
+    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+)
+
+
+def _base_value(value: Any, t: type) -> Any:
+    """The plain value for a non-plain `value` (see the module's docstring)."""
+    for base, read in _BASES:
+        if isinstance(value, base):
+            return read(value)
+    if t.__module__ == "numpy" and _is_numpy(value):
+        return value.tolist()  # a scalar's `tolist()` is its `item()`
+    raise Unsupported(f"not plain data: {t.__name__}")
+
+
+def _is_numpy(value: Any) -> bool:
+    numpy = sys.modules.get("numpy")
+    kinds = (getattr(numpy, "generic", None), getattr(numpy, "ndarray", None))
+    return any(isinstance(kind, type) and isinstance(value, kind) for kind in kinds)
 
 
 _FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
