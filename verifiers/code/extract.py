@@ -20,6 +20,7 @@ on any text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rlvr.verifiers.code.languages import ALIASES
@@ -37,9 +38,12 @@ class Fence:
     tag: str = ""
 
 
-def extract_code(response: str, language: str) -> str:
+def extract_code(response: str, language: str, defines: Sequence[str] = ()) -> str:
     """The last fenced block tagged with `language` (or an alias); else the last
-    untagged block; else the whole response (with LF line ends)."""
+    untagged block; else the whole response (with LF line ends). Where the tests name
+    what the program must define (`defines`), the last such block that defines one of
+    them at its top level wins over later ones that do not: a solution followed by an
+    example of its use is the solution, as a reader sees it."""
     text = _lf(response)
     tagged: list[str] = []
     untagged: list[str] = []
@@ -48,11 +52,25 @@ def extract_code(response: str, language: str) -> str:
             untagged.append(body)
         elif ALIASES.get(tag) == language:
             tagged.append(body)
-    if tagged:
-        return tagged[-1]
-    if untagged:
-        return untagged[-1]
-    return text
+    blocks = tagged or untagged
+    if not blocks:
+        return text
+    prefixes = _definition_prefixes(language, defines)
+    for block in reversed(blocks):
+        if any(line.startswith(prefixes) for line in block.split("\n")):
+            return block
+    return blocks[-1]
+
+
+def _definition_prefixes(language: str, names: Sequence[str]) -> tuple[str, ...]:
+    """How a top-level line of `language` starts that defines one of `names`."""
+    forms: tuple[str, ...] = ()
+    if language == "python":
+        forms = ("def {}(", "async def {}(", "class {}(", "class {}:", "{} =", "{}=", "{}:")
+    elif language == "javascript":
+        forms = ("function {}(", "function {} (", "async function {}(", "const {}", "let {}", "var {}")
+        forms += tuple(f"export {form}" for form in forms)
+    return tuple(form.format(name) for name in names for form in forms)
 
 
 def _lf(text: str) -> str:

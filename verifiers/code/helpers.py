@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
+from collections.abc import Collection
 
 from rlvr.sandboxes.runner.names import global_reads
 from rlvr.verifiers.code.extract import fenced_blocks
@@ -90,6 +91,11 @@ def names_from_program(test: str, entry_point: str) -> list[str]:
     """The names a check reads that, with no prompt in the ground truth, only the
     program can give it: neither builtins, nor modules, nor the entry point. Each is one
     the program could redefine, so a grade that rests on them is reported as such."""
-    reads = global_reads([(f"{test}\n\ncheck({entry_point})\n", "test.py")])
-    own = {*vars(builtins), *sys.stdlib_module_names, "check", entry_point}
-    return [name for name in reads if name not in own]
+    return program_names([(f"{test}\n\ncheck({entry_point})\n", "test.py")], {"check", entry_point})
+
+
+def program_names(sources: list[tuple[str, str]], exclude: Collection[str] = ()) -> list[str]:
+    """The global names `sources` read and do not bind that are neither builtins nor
+    modules (nor in `exclude`), sorted: the ones that can only come from the program."""
+    own = {*vars(builtins), *sys.stdlib_module_names, *exclude}
+    return [name for name in global_reads(sources) if name not in own]

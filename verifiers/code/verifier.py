@@ -40,6 +40,9 @@ COMPILE_MEMORY_MB = 2048
 NODE_MEMORY_MB = 4096
 MAX_OUTPUT_PER_TEST = 1024 * 1024
 MAX_REASON = 2000
+# Names of an assert test's program that the extractor looks for: enough for any
+# test's functions, few enough that its scan stays linear in the response.
+MAX_DEFINED_NAMES = 16
 
 
 @dataclass
@@ -59,6 +62,9 @@ class Prepared:
     # Names a split check takes from the program beyond the entry point, because the
     # ground truth gave no prompt to take them from (`helpers.names_from_program`).
     untrusted_names: list[str] = field(default_factory=list)
+    # Names the tests take from the program: a fenced block defining one of them is
+    # the program (`extract_code`).
+    defines: list[str] = field(default_factory=list)
 
     @property
     def counted_tests(self) -> int:
@@ -106,6 +112,11 @@ class CodeVerifier:
         return meets_isolation(level, self.policy.min_isolation) or self.policy.allow_weak_isolation
 
     def prepare(self, params: CodeParams, gt: GroundTruth) -> Prepared:
+        prep = self._prepare(params, gt)
+        prep.defines = _defined_by_program(gt)
+        return prep
+
+    def _prepare(self, params: CodeParams, gt: GroundTruth) -> Prepared:
         base: dict[str, Any] = {
             "timeout_s": params.timeout_s,
             "stop_on_failure": params.stop_on_failure,
@@ -166,7 +177,7 @@ class CodeVerifier:
             gt = entry.ground_truth
             prep = gt if isinstance(gt, Prepared) else self.prepare(params, gt)
             early = isolation or _toolchain_refusal(prep, tools)
-            code = "" if early is not None else extract_code(entry.item.response, prep.language)
+            code = "" if early is not None else extract_code(entry.item.response, prep.language, prep.defines)
             if early is None and not code.strip():
                 early = Outcome(0.0, Verdict.NO_ANSWER, "the response contains no code")
             if early is not None:
@@ -201,6 +212,18 @@ class CodeVerifier:
                 mask=True,
             )
         return None
+
+
+def _defined_by_program(gt: GroundTruth) -> list[str]:
+    """The names the tests call that the program must define (`Prepared.defines`)."""
+    if isinstance(gt, HumanEvalTests):
+        return [gt.entry_point]
+    if isinstance(gt, CallTests):
+        return [gt.fn_name, "Solution"] if gt.language == "python" else [gt.fn_name]
+    if isinstance(gt, AssertTests):
+        sources = [(test, f"test_{index}") for index, test in enumerate(gt.tests)]
+        return helpers.program_names(sources)[:MAX_DEFINED_NAMES]
+    return []
 
 
 def _toolchain_refusal(prep: Prepared, tools: dict[str, str | None]) -> Outcome | None:
