@@ -31,7 +31,7 @@ import traceback
 
 from rlvr.sandboxes.local import control, isolate, jobstart, linux, seccomp, warm
 from rlvr.sandboxes.local.cgroups import JobCgroups
-from rlvr.sandboxes.runner import core, entry
+from rlvr.sandboxes.runner import core, entry, preludes
 
 # What every job may use without paying for the import (the runner itself comes with
 # `entry`): the modules solutions and tests most often use. Not `random` (its fork
@@ -448,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     # what is under a masked dir is out of reach after.
     for name in PRELOAD:
         __import__(name)
+    for environment in preludes.ENVIRONMENTS:  # each job copies the cached bindings
+        preludes.builtins_for(environment)
     native = jobstart.load_native(wanted="python-start" not in options)
     _as_python_has_it()
     # site-packages for the programs' own imports; not processed by `site`, see above.

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from types import CodeType
 from typing import Any
 
-from rlvr.sandboxes.runner import core, wire
+from rlvr.sandboxes.runner import core, names, preludes, wire
 
 # The modes `run` handles; `split` jobs carry a Python program too (`precompile`).
 MODES = ("call", "values", "stdio")
@@ -63,7 +63,24 @@ def precompile(job: dict[str, Any]) -> dict[str, Any] | None:
             return {"load": "error", "e": core.describe(exc)}
     if job["mode"] == "values":
         job["compiled_exprs"] = _compiled_exprs(tuple(job["exprs"]))
+        job["expr_reads"] = _expr_reads(tuple(job["exprs"]))
+    if type(job.get("prelude")) is str:
+        job["prelude_program"] = _compiled_prelude(job["prelude"])
     return None
+
+
+@functools.lru_cache(maxsize=COMPILED_EXPRS_ENTRIES)
+def _expr_reads(exprs: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """The global names each test expression reads (`_values` checks them)."""
+    return tuple(tuple(names.global_reads([(expr, f"test_{index}")])) for index, expr in enumerate(exprs))
+
+
+@functools.lru_cache(maxsize=COMPILED_EXPRS_ENTRIES)
+def _compiled_prelude(prelude: str) -> CodeType | None:
+    try:
+        return compile_source(prelude, "prelude.py")
+    except COMPILE_ERRORS:
+        return None  # compiled again in the job, which reports the error
 
 
 @functools.lru_cache(maxsize=COMPILED_EXPRS_ENTRIES)
@@ -78,6 +95,33 @@ def _compiled_exprs(exprs: tuple[str, ...]) -> tuple[CodeType | None, ...]:
         except COMPILE_ERRORS:
             compiled.append(None)
     return tuple(compiled)
+
+
+class SetupFailed(Exception):
+    """The job's trusted prelude raised: the task's fault, not the program's."""
+
+
+def load_failure(exc: BaseException) -> str:
+    """A load record's `e` for an exception raised while loading the program."""
+    return str(exc) if type(exc) is SetupFailed else core.describe(exc)
+
+
+def program_namespace(job: dict[str, Any], name: str) -> dict[str, Any]:
+    """The globals the program runs in: its module name, its builtins (Python's, and
+    those of the job's `environment`: `preludes`) and what the job's trusted `prelude`
+    source binds (a HumanEval prompt's imports and helpers, as its harness runs prompt
+    + completion). The program may rebind any of them."""
+    environment = job.get("environment")
+    own_builtins = preludes.builtins_for(environment) if type(environment) is str else builtins
+    ns: dict[str, Any] = {"__name__": name, "__builtins__": own_builtins}
+    prelude = job.get("prelude")
+    if type(prelude) is str and prelude:
+        compiled = job.get("prelude_program")
+        try:
+            exec(compiled if type(compiled) is CodeType else compile_source(prelude, "prelude.py"), ns)
+        except Exception as exc:
+            raise SetupFailed(f"test setup failed: {core.describe(exc)}") from None
+    return ns
 
 
 def compile_program(job: dict[str, Any], channel: core.Channel) -> CodeType | None:
@@ -100,16 +144,16 @@ def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> in
         return 0
     if job["mode"] == "stdio":
         return _stdio(job, program, channel)
-    ns: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
     core.set_alarm_handler()
     try:
         with core.TimeLimit(float(job["timeout_s"])):
+            ns = program_namespace(job, "solution")
             exec(program, ns)
     except MemoryError:
         channel.write({"load": "memory", "e": "MemoryError while loading the program"})
         return core.EXIT_MEMORY
     except BaseException as exc:
-        channel.write({"load": "timeout" if isinstance(exc, core.TestTimeout) else "error", "e": core.describe(exc)})
+        channel.write({"load": "timeout" if isinstance(exc, core.TestTimeout) else "error", "e": load_failure(exc)})
         return 0
     channel.write({"load": "ok"})
     if job["mode"] == "call":
@@ -166,9 +210,19 @@ def _call(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> Non
 
 
 def _values(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> None:
+    """Evaluate each test expression in the program's globals, as they are when it runs.
+    A name it reads must be the program's or a real builtin: the program's builtins
+    hold its environment's names too, which no test may take for the program's."""
     timeout_s = float(job["timeout_s"])
     compiled = job.get("compiled_exprs") or [None] * len(job["exprs"])
+    reads = job.get("expr_reads")
+    real = vars(builtins)
     for index, expr in enumerate(job["exprs"]):
+        wanted = reads[index] if type(reads) is tuple else names.global_reads([(expr, f"test_{index}")])
+        missing = [name for name in wanted if name not in ns and name not in real]
+        if missing:
+            channel.write({"i": index, "s": "error", "e": f"NameError: name {missing[0]!r} is not defined"})
+            continue
         code = compiled[index]
         if type(code) is not CodeType:
             try:

@@ -104,17 +104,18 @@ class _Handles:
         return self.objects[index]
 
 
-def _serve(code: str, program: CodeType | None, sock: _socket.socket) -> None:
+def _serve(job: dict[str, Any], program: CodeType | None, sock: _socket.socket) -> None:
     """Load the program, send its top-level names, then answer requests until the test
     half hangs up."""
     handles = _Handles()
-    ns: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
+    code = job["code"]
     try:
+        ns = python.program_namespace(job, "solution")
         exec(program if program is not None else python.compile_source(code, "solution.py"), ns)
         names = {k: wire.encode(v, handles.add) for k, v in list(ns.items()) if not k.startswith("__")}
         send_msg(sock, {"ready": names})
     except BaseException as exc:
-        send_msg(sock, {"load_error": core.describe(exc)})
+        send_msg(sock, {"load_error": python.load_failure(exc)})
         return
     while True:
         try:
@@ -294,7 +295,7 @@ def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> in
             core.close_fds_except(0, 1, 2, child_sock.fileno())
             priv.drop_untrusted()
             program = job.get("program")
-            _serve(job["code"], program if type(program) is CodeType else None, child_sock)
+            _serve(job, program if type(program) is CodeType else None, child_sock)
             sys.stdout.flush()
         finally:
             os._exit(0)

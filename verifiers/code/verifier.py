@@ -40,6 +40,11 @@ COMPILE_MEMORY_MB = 2048
 NODE_MEMORY_MB = 4096
 MAX_OUTPUT_PER_TEST = 1024 * 1024
 MAX_REASON = 2000
+# What a Python solution finds bound without importing it (`runner.preludes`): call-based
+# problems come from LeetCode-style judges, which pre-import the common modules; other
+# function tests give the `typing` names their signatures use.
+PYTHON_CALL_ENVIRONMENT = "leetcode"
+PYTHON_FUNCTION_ENVIRONMENT = "typing"
 # Names of an assert test's program that the extractor looks for: enough for any
 # test's functions, few enough that its scan stays linear in the response.
 MAX_DEFINED_NAMES = 16
@@ -82,11 +87,18 @@ class CodeVerifier:
     # 1.3: a HumanEval check of literal calls runs as values, each call under the time
     # limit (the job under the check's).
     # 1.4: so does a check whose asserts judge one call each with pure operations.
-    version = "1.4.0"
+    # 1.5: a check's helpers come from the prompt; floats take abs-or-rel 1e-6; library
+    # types holding plain values pass; the defining block is the program; judges'
+    # pre-imports (`runner.preludes`).
+    version = "1.5.0"
     description = (
-        "Runs the response's program (last fenced block of the language) against assert, HumanEval, "
-        "call-based or stdin/stdout tests in an isolated sandbox; the comparison happens outside it.\n\n"
-        + COMPARISON_RULES
+        "Runs the response's program (the last fenced block of the language that defines what the tests "
+        "call, else the last one) against assert, HumanEval, call-based or stdin/stdout tests in an isolated "
+        "sandbox; the comparison happens outside it. Function-style programs run as their judges run them: "
+        "call-based ones after LeetCode's usual imports (typing, collections, itertools, functools, heapq, "
+        "bisect, string, math), assert and HumanEval ones after `from typing import *` and, where the ground "
+        "truth has it, the HumanEval prompt; the tests see only the program's own names. Scripts (stdin/stdout) "
+        "run as `python solution.py`.\n\n" + COMPARISON_RULES
     )
     params_model = CodeParams
     ground_truth_model = GroundTruth
@@ -124,6 +136,10 @@ class CodeVerifier:
             "memory_mb": params.memory_mb,
         }
         if isinstance(gt, HumanEvalTests):
+            # As HumanEval's harness runs prompt + completion, the program runs after
+            # the prompt's imports and helpers; the tests take the helpers from there too.
+            trusted = helpers.trusted_helpers(gt.prompt, gt.entry_point) if gt.prompt is not None else None
+            base = {**base, "environment": PYTHON_FUNCTION_ENVIRONMENT, "prelude": trusted or ""}
             calls = asserts.check_calls(gt.test, gt.entry_point)
             if calls is not None:
                 exprs, expected = calls
@@ -131,12 +147,13 @@ class CodeVerifier:
                 return Prepared("python", "values", len(exprs), job, None, expected, one_test=True)
             tests: dict[str, Any] = {"kind": "check", "test": gt.test, "entry_point": gt.entry_point}
             untrusted: list[str] = []
-            if gt.prompt is not None:
-                tests["helpers"] = helpers.trusted_helpers(gt.prompt, gt.entry_point)
+            if trusted is not None:
+                tests["helpers"] = trusted
             else:
                 untrusted = helpers.names_from_program(gt.test, gt.entry_point)
             return Prepared("python", "split", 1, {**base, "mode": "split"}, tests, untrusted_names=untrusted)
         if isinstance(gt, AssertTests):
+            base["environment"] = PYTHON_FUNCTION_ENVIRONMENT
             split = [asserts.split_assert(t) for t in gt.tests]
             if gt.setup is None and all(s is not None for s in split):
                 exprs = [s[0] for s in split if s is not None]
@@ -149,6 +166,8 @@ class CodeVerifier:
         if isinstance(gt, CallTests):
             mode = "call" if gt.language == "python" else "native_call"
             job = {**base, "mode": mode, "language": gt.language, "fn_name": gt.fn_name}
+            if mode == "call":
+                job["environment"] = PYTHON_CALL_ENVIRONMENT
             job["inputs"] = gt.inputs
             return Prepared(gt.language, mode, len(gt.inputs), job, None, list(gt.outputs))
         assert isinstance(gt, StdioTests)

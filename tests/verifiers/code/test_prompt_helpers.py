@@ -161,11 +161,26 @@ def test_only_definitions_imports_and_assignments_run() -> None:
         assert absent not in kept
 
 
-def test_a_failing_helper_is_a_plain_failure_not_a_mask() -> None:
-    prompt = "import rlvr_no_such_module\n\ndef reference(x):\n    return x * x\n"
-    out = grade(SQUARE, {"test": SQUARE_CHECK, "entry_point": "square", "prompt": prompt})
+# Prompts whose own code raises when run, and what the reason must name.
+BROKEN_PROMPTS = {
+    "import": ("import rlvr_no_such_module\n", "rlvr_no_such_module"),
+    "from_import": ("from math import rlvr_no_such_name\n", "rlvr_no_such_name"),
+    "assignment": ("LIMIT = 1 // 0\n", "ZeroDivisionError"),
+    "name": ("TABLE = rlvr_undefined_table\n", "rlvr_undefined_table"),
+}
+# A check the tests' own process runs (split), and one judged as values.
+CHECKS = {"split": SQUARE_CHECK, "values": "def check(candidate):\n    assert candidate(3) == 9\n"}
+
+
+@pytest.mark.parametrize("check", sorted(CHECKS))
+@pytest.mark.parametrize("broken", sorted(BROKEN_PROMPTS))
+def test_a_failing_prompt_is_a_plain_failure_named_as_the_task_s(broken: str, check: str) -> None:
+    code, named = BROKEN_PROMPTS[broken]
+    prompt = code + "\ndef reference(x):\n    return x * x\n"
+    out = grade(SQUARE, {"test": CHECKS[check], "entry_point": "square", "prompt": prompt})
     assert out.score == 0.0 and not out.mask
-    assert "test setup failed" in out.reason and "rlvr_no_such_module" in out.reason
+    assert out.details["mode"] == check
+    assert out.reason.startswith("test setup failed") and named in out.reason, out.reason
 
 
 def test_names_from_program() -> None:
