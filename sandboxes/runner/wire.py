@@ -1,13 +1,13 @@
 """Exact-type encoding of plain Python data as JSON, and back.
 
-Only exact built-in types pass (checked with `type(x) is ...`, never `isinstance`), so
-a subclass with a custom `__eq__`, an object whose `__repr__` lies, or a proxy arrives
-on the other side as an opaque handle, never as a value that compares equal. Where no
-handle table is given (values that are only compared), a subclass of a built-in type
-(`Counter`, `defaultdict`, a namedtuple, an `IntEnum`) goes as the plain value its
+Exact built-in types go as themselves (checked with `type(x) is ...`, never
+`isinstance`). A subclass of a built-in type (`Counter`, `defaultdict`, a namedtuple,
+an `IntEnum`, a `str` subclass with a lying `__eq__`) goes as the plain value its
 built-in base holds, read with the base's own methods, so no override of the
 subclass's runs and what is compared is what the object stores; a numpy scalar or array
-goes as the plain value numpy gives for it. Anything else is refused.
+goes as the plain value numpy gives for it. Anything else (a function, a class, an
+instance of the program's own class) goes as an opaque handle where a handle table is
+given, never as a value that compares equal, and is refused where none is.
 
 Decoding builds only built-in containers and scalars from `json.loads` output:
 nothing from the untrusted side can run code in the decoder's process, and data no
@@ -53,8 +53,11 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
         return {"$b": _base64().b64encode(value).decode()}
     if t is complex:
         return {"$c": [encode(value.real, None, depth + 1), encode(value.imag, None, depth + 1)]}
+    plain = _base_value(value, t)
+    if plain is not _NOT_DATA:
+        return encode(plain, handle, depth + 1)
     if handle is None:
-        return encode(_base_value(value, t), None, depth + 1)
+        raise Unsupported(f"not plain data: {t.__name__}")
     return {"$h": handle(value), "$type": t.__name__[:100]}
 
 
@@ -73,20 +76,25 @@ _BASES: tuple[tuple[type, Callable[[Any], Any]], ...] = (
 )
 
 
+_NOT_DATA = object()
+
+
 def _base_value(value: Any, t: type) -> Any:
-    """The plain value for a non-plain `value` (see the module's docstring)."""
+    """The plain value a subclass of a built-in or a numpy value holds (see the
+    module's docstring), or `_NOT_DATA`. `t` is `type(value)`: `isinstance` would take
+    the word of a `__class__` property."""
     for base, read in _BASES:
-        if isinstance(value, base):
+        if issubclass(t, base):
             return read(value)
-    if t.__module__ == "numpy" and _is_numpy(value):
+    if t.__module__ == "numpy" and _is_numpy(t):
         return value.tolist()  # a scalar's `tolist()` is its `item()`
-    raise Unsupported(f"not plain data: {t.__name__}")
+    return _NOT_DATA
 
 
-def _is_numpy(value: Any) -> bool:
+def _is_numpy(t: type) -> bool:
     numpy = sys.modules.get("numpy")
     kinds = (getattr(numpy, "generic", None), getattr(numpy, "ndarray", None))
-    return any(isinstance(kind, type) and isinstance(value, kind) for kind in kinds)
+    return any(isinstance(kind, type) and issubclass(t, kind) for kind in kinds)
 
 
 _FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}

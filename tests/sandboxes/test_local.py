@@ -149,18 +149,24 @@ def test_wire_round_trip(value: Any) -> None:
     assert back == value and type(back) is type(value)
 
 
-def test_wire_sends_subclasses_as_handles_or_their_base_value() -> None:
+def test_wire_sends_subclasses_as_their_base_value_and_other_objects_as_handles() -> None:
     class Sub(int):
         def __eq__(self, other: object) -> bool:
             return True
 
         __hash__ = int.__hash__
 
-    assert wire.encode([Sub(1)], lambda obj: 7) == [{"$h": 7, "$type": "Sub"}]
-    back = wire.decode(wire.encode([Sub(1)]))
-    assert back == [1] and type(back[0]) is int
-    with pytest.raises(wire.Unsupported):
-        wire.encode([object()])
+    class Spoof:
+        __class__ = property(lambda self: int)  # type: ignore[assignment]
+
+    for handle in (None, lambda obj: 7):
+        back = wire.decode(wire.encode([Sub(1)], handle))
+        assert back == [1] and type(back[0]) is int
+    handles = wire.encode([object(), Spoof()], lambda obj: 7)
+    assert handles == [{"$h": 7, "$type": "object"}, {"$h": 7, "$type": "Spoof"}]
+    for value in (object(), Spoof()):
+        with pytest.raises(wire.Unsupported):
+            wire.encode([value])
 
 
 def test_next_job_in_a_slot_finds_tmp_empty(sb: LocalSandbox) -> None:

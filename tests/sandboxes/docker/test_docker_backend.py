@@ -216,6 +216,13 @@ def settled(read: Callable[[], object], quiet_s: float = 2.0, timeout_s: float =
             last, since = now, time.monotonic()
 
 
+def _processes(api: Any, cid: str) -> int:
+    try:
+        return len(api.top(cid)["Processes"] or [])
+    except containers.sdk().errors.APIError:  # exited (and so being removed) meanwhile
+        return 0
+
+
 def test_a_killed_worker_leaves_no_container_once_the_janitor_ran(docker_config: DockerConfig) -> None:
     worker = subprocess.Popen(
         [sys.executable, "-c", _WORKER, json.dumps(dataclasses.asdict(docker_config))], stdout=subprocess.PIPE
@@ -228,6 +235,9 @@ def test_a_killed_worker_leaves_no_container_once_the_janitor_ran(docker_config:
         owned = {"label": [f"{containers.LABEL_OWNER}={token}"]}
         # Its pool and the container of the job in flight (which holds it up, sleeping).
         wait_for(lambda: len(api.containers(all=True, filters=owned)) >= docker_config.pool_size, "containers up")
+        # The job is in its container (a process beside the idle runner) only some time
+        # after `run` is called: killed before, the worker would leave nothing behind.
+        wait_for(lambda: any(_processes(api, c["Id"]) > 1 for c in api.containers(filters=owned)), "job running")
     finally:
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait()

@@ -1,8 +1,9 @@
 """Correct values in a library's types pass; lying ones still fail.
 
 The class: a correct program that returns a `Counter` where a dict is expected, a
-namedtuple, an `IntEnum` or a numpy number used to score 0 in call and values modes,
-because only exact built-in types crossed the wire. Python's `==` (and so every judge
+namedtuple, an `IntEnum` or a numpy number used to score 0 in call and values modes
+(and in split mode, where it reached the tests as an opaque handle), because only exact
+built-in types crossed the wire. Python's `==` (and so every judge
 that uses it) takes them. Now a subclass of a built-in type is read as what its base
 stores, with the base's own methods, and numpy values as numpy gives them; an override
 that lies about the stored value changes nothing.
@@ -13,10 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
+from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
 from tests.verifiers.code.conftest import grade
 
 pytestmark = pytest.mark.usefixtures("isolated")
+_GT: TypeAdapter[Any] = TypeAdapter(GroundTruth)
 
 # (setup, returned expression, the expected value as a Python literal, as JSON)
 RIGHT = {
@@ -96,7 +100,11 @@ def _ground_truth(mode: str, literal: str, as_json: Any) -> dict[str, Any]:
         return {"fn_name": "f", "inputs": [[]], "outputs": [as_json]}
     if mode == "values":
         return {"tests": [f"assert f() == {literal}"]}
-    return {"test": f"def check(candidate):\n    assert candidate() == {literal}\n", "entry_point": "f"}
+    if mode == "check":
+        return {"test": f"def check(candidate):\n    assert candidate() == {literal}\n", "entry_point": "f"}
+    # A check that is more than `assert candidate(...) == ...` runs as split: the value
+    # crosses from the program's process to the tests'.
+    return {"test": f"def check(candidate):\n    r = candidate()\n    assert r == {literal}\n", "entry_point": "f"}
 
 
 @pytest.mark.parametrize(
@@ -105,7 +113,7 @@ def _ground_truth(mode: str, literal: str, as_json: Any) -> dict[str, Any]:
     [
         (case, mode)
         for case in sorted(RIGHT)
-        for mode in ("call", "values", "check")
+        for mode in ("call", "values", "check", "split")
         if RIGHT[case][3] is not None or mode != "call"
     ],
 )
@@ -115,7 +123,7 @@ def test_library_types_holding_the_right_value_pass(case: str, mode: str) -> Non
     assert out.score == 1.0, (out.verdict, out.reason)
 
 
-@pytest.mark.parametrize("mode", ["call", "values", "check"])
+@pytest.mark.parametrize("mode", ["call", "values", "check", "split"])
 @pytest.mark.parametrize("case", sorted(LYING))
 def test_overrides_that_lie_fail(case: str, mode: str) -> None:
     cls, returned = LYING[case]
@@ -140,3 +148,9 @@ def test_a_fake_numpy_cannot_pass_hang_or_mask(mode: str, tolist: str) -> None:
     )
     out = grade(_program(setup, "generic()"), _ground_truth(mode, "3", 3), timeout_s=1)
     assert out.score == 0.0 and not out.mask, (out.verdict, out.reason)
+
+
+@pytest.mark.parametrize("mode", ["call", "values", "check", "split"])
+def test_each_mode_runs_as_named(mode: str) -> None:
+    prepared = CodeVerifier().prepare(CodeParams(), _GT.validate_python(_ground_truth(mode, "1", 1)))
+    assert prepared.mode == {"check": "values"}.get(mode, mode)
