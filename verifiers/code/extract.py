@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from rlvr.verifiers.code.languages import ALIASES
 
 TAB = 4
+THINK_CLOSE = "</think>"
 FENCE_CHARS = "`~"
 MIN_FENCE = 3
 
@@ -43,8 +44,24 @@ def extract_code(response: str, language: str, defines: Sequence[str] = ()) -> s
     untagged block; else the whole response (with LF line ends). Where the tests name
     what the program must define (`defines`), the last such block that defines one of
     them at its top level wins over later ones that do not: a solution followed by an
-    example of its use is the solution, as a reader sees it."""
+    example of its use is the solution, as a reader sees it.
+
+    A response with a `</think>` is read as the math verifier reads it: the answer
+    after the last one first, so a draft in the thinking never stands in for the
+    answer's own code; the thinking only where the answer has no block at all (and
+    then, with no block anywhere, the answer's text is the program)."""
     text = _lf(response)
+    close = text.rfind(THINK_CLOSE)
+    answer = text if close < 0 else text[close + len(THINK_CLOSE) :]
+    for read in (answer,) if close < 0 else (answer, text):
+        program = _program(read, language, defines)
+        if program is not None:
+            return program
+    return answer
+
+
+def _program(text: str, language: str, defines: Sequence[str]) -> str | None:
+    """The block of `text` that is the program (see `extract_code`), or None."""
     tagged: list[str] = []
     untagged: list[str] = []
     for tag, body in fenced_blocks(text):
@@ -54,7 +71,7 @@ def extract_code(response: str, language: str, defines: Sequence[str] = ()) -> s
             tagged.append(body)
     blocks = tagged or untagged
     if not blocks:
-        return text
+        return None
     prefixes = _definition_prefixes(language, defines)
     for block in reversed(blocks):
         if any(line.startswith(prefixes) for line in block.split("\n")):
@@ -87,12 +104,18 @@ def fenced_blocks(text: str) -> list[tuple[str, str]]:
         index += 1
         if fence is None:
             continue
-        start = index
+        start, tag = index, fence.tag
+        first = lines[index].strip().lower() if index < len(lines) else ""
+        if not tag and first in ALIASES:
+            # The language's name alone on the first line of an untagged block (as a chat
+            # UI's code header is copied): no program starts with a bare name.
+            start, tag = index + 1, first
+            index += 1
         while index < len(lines) and not _closes(lines[index], fence):
             index += 1
         code = "\n".join(_dedent(lines[start:index], fence.indent))
         # A closed block's last line ended; an open one ends where the text does.
-        blocks.append((fence.tag, code + "\n" if index < len(lines) else code))
+        blocks.append((tag, code + "\n" if index < len(lines) else code))
         index += 1  # past the closing fence
     return blocks
 

@@ -88,12 +88,13 @@ class CodeVerifier:
     # limit (the job under the check's).
     # 1.4: so does a check whose asserts judge one call each with pure operations.
     # 1.5: a check's helpers come from the prompt; floats take abs-or-rel 1e-6; library
-    # types holding plain values pass; the defining block is the program; judges'
-    # pre-imports (`runner.preludes`).
+    # types holding plain values pass; the defining block of the answer after
+    # `</think>` is the program; judges' pre-imports (`runner.preludes`).
     version = "1.5.0"
     description = (
         "Runs the response's program (the last fenced block of the language that defines what the tests "
-        "call, else the last one) against assert, HumanEval, call-based or stdin/stdout tests in an isolated "
+        "call, else the last one; after a `</think>`, the answer's blocks first) against assert, HumanEval, "
+        "call-based or stdin/stdout tests in an isolated "
         "sandbox; the comparison happens outside it. Function-style programs run as their judges run them: "
         "call-based ones after LeetCode's usual imports (typing, collections, itertools, functools, heapq, "
         "bisect, string, math), assert and HumanEval ones after `from typing import *` and, where the ground "
