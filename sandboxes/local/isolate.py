@@ -103,6 +103,8 @@ class Capabilities:
         # A job's first steps are taken by `_jobstart` (C), not in Python (`jobstart`).
         self.native_start = False
         self.errors: list[str] = []
+        # Import path entries jobs do not get (`zygote.hidden_paths`).
+        self.hidden_import_paths: list[str] = []
 
     def job_flags(self) -> int:
         """Namespaces each job's clone creates."""
@@ -148,6 +150,7 @@ class Capabilities:
             "per_job_memory": bool(self.cgroups),
             "minimal_root": self.minimal_root,
             "host_pids_hidden": self.own_pid_ns,
+            "hidden_import_paths": self.hidden_import_paths,
             "job_start": "native" if self.native_start else "python",
             "errors": self.errors,
         }

@@ -436,6 +436,14 @@ def checked_sys_path(entries: list[str], caps: isolate.Capabilities | None) -> l
     return kept
 
 
+def hidden_paths(wanted: list[str], kept: list[str]) -> list[str]:
+    """The entries of `wanted` (import path entries that exist on the host) that jobs
+    do not get (under /tmp, where a job's own /tmp covers them, or writable): a service
+    installed there gives its programs none of its packages, and the isolation report
+    says so."""
+    return [p for p in wanted if os.path.realpath(p) not in kept]
+
+
 def main(argv: list[str] | None = None) -> int:
     options = _options(sys.argv[1:] if argv is None else argv)
     # Set by the client so that the dynamic linker bound every symbol at startup: a
@@ -454,11 +462,17 @@ def main(argv: list[str] | None = None) -> int:
     _as_python_has_it()
     # site-packages for the programs' own imports; not processed by `site`, see above.
     sys.path += [d for d in options.get("site", "").split(os.pathsep) if d and d not in sys.path]
+    # Seen now, on the host's filesystem: what the jobs' view leaves out is then gone.
+    wanted = [p for p in sys.path if p.startswith("/") and os.path.isdir(p)]
     parent = int(options.get("parent") or 0)
     ident, first_uid = os.getpid(), own_uid_base()
     caps, cgroups = startup(hidden_data_dirs(), parent, first_uid)
     caps.native_start = native is not None
     sys.path[:] = checked_sys_path(sys.path, caps)
+    caps.hidden_import_paths = hidden_paths(wanted, sys.path)
+    if caps.hidden_import_paths:
+        paths = ", ".join(caps.hidden_import_paths)
+        print(f"rlvr zygote: programs cannot import from {paths} (under /tmp, or writable)", file=sys.stderr)
     if "probe" in options:
         if cgroups is not None:
             cgroups.remove()

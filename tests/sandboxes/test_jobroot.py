@@ -6,13 +6,17 @@ paths)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import stat
+import subprocess
+import tempfile
 from typing import Any
 
 import pytest
 
-from rlvr.sandboxes.local import isolate, jobroot
+from rlvr.sandboxes.local import client, isolate, jobroot, zygote
 from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
 from tests.sandboxes.jobs import returned
 from tests.services import require
@@ -122,3 +126,33 @@ def test_the_level_needs_the_minimal_root_and_own_pid_namespace() -> None:
     assert caps.level == "namespaces"
     caps.minimal_root, caps.own_pid_ns = True, False
     assert caps.level == "namespaces"
+
+
+def test_the_report_names_import_paths_jobs_do_not_get(sb: LocalSandbox) -> None:
+    """A service installed under /tmp (a venv in a clone there): a job's own /tmp covers
+    its site-packages, so the isolation report lists them rather than leaving programs
+    to fail on their imports unexplained."""
+    under_tmp = tempfile.mkdtemp(prefix="site-", dir="/tmp")
+    try:
+        command = client.zygote_command("--probe")
+        assert command[-2] == "--site"
+        command[-1] = os.pathsep.join([under_tmp, command[-1]])
+        done = subprocess.run(command, env=client.zygote_env(), capture_output=True, text=True, timeout=120)
+        report = json.loads(done.stdout.splitlines()[-1])
+    finally:
+        shutil.rmtree(under_tmp)
+    assert report["hidden_import_paths"] == [under_tmp]
+    assert sb.isolation()["hidden_import_paths"] == []  # this checkout's own are all there
+
+
+@pytest.mark.parametrize(
+    ("wanted", "kept", "hidden"),
+    [
+        (["/usr/lib/python3.11", "/tmp"], ["/usr/lib/python3.11"], ["/tmp"]),
+        (["/usr/lib/python3.11", "/usr/lib"], ["/usr/lib"], ["/usr/lib/python3.11"]),
+        (["/usr/lib/python3.11"], ["/usr/lib/python3.11"], []),
+        (["/usr/../usr/lib/python3.11"], ["/usr/lib/python3.11"], []),
+    ],
+)
+def test_hidden_paths(wanted: list[str], kept: list[str], hidden: list[str]) -> None:
+    assert zygote.hidden_paths(wanted, kept) == hidden
