@@ -156,7 +156,7 @@ class Capabilities:
         }
 
 
-def _needed_paths() -> list[str]:
+def needed_paths() -> list[str]:
     """What the in-sandbox interpreter must still read: its prefix and import path."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
     # The interpreter by the path programs see in sys.executable: a virtualenv's (its
@@ -212,7 +212,7 @@ def setup_zygote(hidden: list[str], uids: range, own_pid_ns: bool) -> Capabiliti
         caps.uts_ns = True
     except OSError as exc:
         caps.errors.append(f"ipc/uts: {exc}")
-    needed = _needed_paths()
+    needed = needed_paths()
     try:
         linux.mount("tmpfs", ROOT_STAGING, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=16m,mode=755")
         jobroot.build(ROOT_STAGING, needed, uids)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rlvr.sandboxes.local.isolate import UID_BASE
+from rlvr.sandboxes.local.isolate import UID_BASE, needed_paths
 from tests.services import in_ci
 from tests.verifiers.code.conftest import grade
 
@@ -33,6 +33,9 @@ STDIO = {"inputs": ["2\n", "3\n"], "outputs": ["4\n", "6\n"]}
 STDIO_CPP = {**STDIO, "language": "cpp"}
 STDIO_JS = {**STDIO, "language": "javascript"}
 CALL_JS = {**CALL, "language": "javascript"}
+# What a job may see under /root: the way to the interpreter's own directories (pyenv's
+# prefix, or a checkout's venv there), which the job's root binds at their own paths.
+OWN_UNDER_ROOT = sorted({p.split("/")[2] for p in needed_paths() if p.startswith("/root/")})
 HOST_SECRET = Path("/tmp/rlvr-redteam-host-secret")
 PWNED = Path("/work/main/.rlvr-pwned")
 
@@ -118,7 +121,7 @@ PY: list[tuple[str, str, dict[str, Any]]] = [
         STDIO,
     ),
     ("read_shadow", attempt("ok = int(len(open('/etc/shadow').read()) > 0)"), ASSERT1),
-    ("list_root", attempt("ok = int(any(n != '.pyenv' for n in os.listdir('/root')))"), ASSERT1),
+    ("list_root", attempt(f"ok = int(any(n not in {OWN_UNDER_ROOT!r} for n in os.listdir('/root')))"), ASSERT1),
     ("read_host_secret_tmp", attempt(f"ok = int(open('{HOST_SECRET}').read() == 'secret')"), ASSERT1),
     ("write_repo", attempt(f"open('{PWNED}', 'w').write('x')\nok = 1"), ASSERT1),
     ("write_etc", attempt("open('/etc/rlvr-pwned', 'w').write('x')\nok = 1"), ASSERT1),
