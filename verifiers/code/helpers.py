@@ -54,6 +54,22 @@ def trusted_helpers(prompt: str, entry_point: str) -> str:
     return ast.unparse(ast.Module(body=kept, type_ignores=[])) if kept else ""
 
 
+def completion_head(prompt: str, entry_point: str) -> str | None:
+    """The Python a completion continues (HumanEval's harness runs prompt + completion):
+    the prompt itself where it parses, else its fenced Python; None unless it ends with
+    the entry point's definition (a stub, or the start of a body: HumanEval/115 imports
+    before its docstring), which a body written after it continues."""
+    module = prompt_module(prompt)
+    last = module.body[-1] if module.body else None
+    if not isinstance(last, ast.FunctionDef | ast.AsyncFunctionDef) or last.name != entry_point:
+        return None
+    try:
+        ast.parse(prompt)
+    except _PARSE_ERRORS:
+        return ast.unparse(module) + "\n"
+    return prompt if prompt.endswith("\n") else prompt + "\n"
+
+
 def _kept(node: ast.stmt, entry_point: str) -> bool:
     if not isinstance(node, _KEPT):
         return False

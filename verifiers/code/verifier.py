@@ -70,11 +70,34 @@ class Prepared:
     # Names the tests take from the program: a fenced block defining one of them is
     # the program (`extract_code`).
     defines: list[str] = field(default_factory=list)
+    # The HumanEval prompt a completion (the entry point's body alone) is run after
+    # (`helpers.completion_head`).
+    completion_head: str | None = None
 
     @property
     def counted_tests(self) -> int:
         """The tests a reward counts (records come for `n_tests`)."""
         return 1 if self.one_test else self.n_tests
+
+
+def _program(response: str, prep: Prepared) -> str:
+    """The response's program; a HumanEval completion (the entry point's body alone,
+    as base models and the dataset's `canonical_solution` write it) after its prompt,
+    as HumanEval's harness runs it."""
+    code = extract_code(response, prep.language, prep.defines)
+    if prep.completion_head is not None and _starts_indented(code):
+        return prep.completion_head + code
+    return code
+
+
+def _starts_indented(code: str) -> bool:
+    """Whether the first line of code (not blank, not a comment) is indented: a body,
+    which Python alone refuses (`unexpected indent`)."""
+    for line in code.split("\n"):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return line[0] in " \t"
+    return False
 
 
 def _toolchains() -> dict[str, str | None]:
@@ -89,7 +112,8 @@ class CodeVerifier:
     # 1.4: so does a check whose asserts judge one call each with pure operations.
     # 1.5: a check's helpers come from the prompt; floats take abs-or-rel 1e-6; library
     # types holding plain values pass; the defining block of the answer after
-    # `</think>` is the program; judges' pre-imports (`runner.preludes`).
+    # `</think>` is the program; judges' pre-imports (`runner.preludes`); a HumanEval
+    # body runs after its prompt.
     version = "1.5.0"
     description = (
         "Runs the response's program (the last fenced block of the language that defines what the tests "
@@ -127,6 +151,8 @@ class CodeVerifier:
     def prepare(self, params: CodeParams, gt: GroundTruth) -> Prepared:
         prep = self._prepare(params, gt)
         prep.defines = _defined_by_program(gt)
+        if isinstance(gt, HumanEvalTests) and gt.prompt is not None:
+            prep.completion_head = helpers.completion_head(gt.prompt, gt.entry_point)
         return prep
 
     def _prepare(self, params: CodeParams, gt: GroundTruth) -> Prepared:
@@ -197,7 +223,7 @@ class CodeVerifier:
             gt = entry.ground_truth
             prep = gt if isinstance(gt, Prepared) else self.prepare(params, gt)
             early = isolation or _toolchain_refusal(prep, tools)
-            code = "" if early is not None else extract_code(entry.item.response, prep.language, prep.defines)
+            code = "" if early is not None else _program(entry.item.response, prep)
             if early is None and not code.strip():
                 early = Outcome(0.0, Verdict.NO_ANSWER, "the response contains no code")
             if early is not None:
