@@ -26,6 +26,7 @@ from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, 
 from rlvr.sandboxes.docker import containers, protocol
 from rlvr.sandboxes.docker.config import DockerConfig
 from rlvr.sandboxes.local import client as local
+from rlvr.sandboxes.local import pacing
 from rlvr.sandboxes.runner import core, python, split
 
 # What `inside` applies to the job's process, read off `Limits` by name.
@@ -45,6 +46,8 @@ class _Job:
     out: dict[bytes, bytearray] = field(default_factory=dict)
     seen: dict[bytes, int] = field(default_factory=dict)
     lines: int = 0
+    # Bytes come on the channel by each frame, and when (after `started`): `pacing`.
+    arrivals: list[tuple[int, float]] = field(default_factory=list)
     exit: dict[str, Any] | None = None
     killed: Status | None = None
     infra: str | None = None
@@ -296,6 +299,7 @@ def _on_message(job: _Job, tag: bytes, body: bytes) -> None:
         if not job.accepted_at and out.startswith(core.ACCEPTED):
             job.accepted_at = time.monotonic()
         job.lines += body.count(b"\n")
+        job.arrivals.append((job.seen[tag], time.monotonic() - job.started))
         if job.seen[tag] > limits.max_channel_bytes or job.lines > limits.max_records + 1:
             job.killed = Status.OUTPUT_LIMIT
         return
@@ -318,7 +322,9 @@ def _result(job: _Job) -> RunResult:
     channel = bytes(job.out.get(protocol.CHANNEL, b""))
     accepted = channel.startswith(core.ACCEPTED)
     if accepted:
-        result.records = local._records(channel[len(core.ACCEPTED) :], job.spec.limits.max_records)
+        records = local._records(channel, len(core.ACCEPTED), job.spec.limits.max_records)
+        pacing.mark_late_tests(job.spec.job, records, job.arrivals)
+        result.records = [record for record, _ in records]
     result.status, result.infra_error = _outcome(job, result, accepted)
     return result
 

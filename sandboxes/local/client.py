@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
-from rlvr.sandboxes.local import control
+from rlvr.sandboxes.local import control, pacing
 from rlvr.sandboxes.runner import core, python, split
 
 START_TIMEOUT_S = 60.0
@@ -90,6 +90,8 @@ class _JobState:
     infra: str | None = None
     done: bool = False
     lines: int = 0  # on the channel so far
+    # Bytes come on the channel by each read, and when (after `started`): `pacing`.
+    arrivals: list[tuple[int, float]] = field(default_factory=list)
 
 
 class LocalSandbox:
@@ -364,6 +366,7 @@ class LocalSandbox:
             # took the job (`core.ACCEPTED`).
             job.out[name] += chunk[: max(0, limits.max_channel_bytes - len(job.out[name]))]
             job.lines += chunk.count(b"\n")
+            job.arrivals.append((job.seen[name], time.monotonic() - job.started))
             if job.seen[name] > limits.max_channel_bytes or job.lines > limits.max_records + 1:
                 self._kill(job, Status.OUTPUT_LIMIT)
                 self._close_one(job, name, sel)
@@ -415,7 +418,9 @@ class LocalSandbox:
         channel = bytes(job.out.get("channel", b""))
         accepted = channel.startswith(core.ACCEPTED)
         if accepted:
-            result.records = _records(channel[len(core.ACCEPTED) :], job.spec.limits.max_records)
+            records = _records(channel, len(core.ACCEPTED), job.spec.limits.max_records)
+            pacing.mark_late_tests(job.spec.job, records, job.arrivals)
+            result.records = [record for record, _ in records]
         result.status, result.infra_error = _outcome(job, result, accepted)
         return result
 
@@ -430,18 +435,21 @@ def _too_long() -> dict[str, Any]:
     return {"load": "error", "e": f"the program is longer than {core.MAX_PROGRAM_CHARS} characters"}
 
 
-def _records(channel: bytes, limit: int) -> list[dict[str, Any]]:
-    """The channel's JSON object lines, at most `limit` of them. Total over whatever the
-    program wrote there: any other line is skipped (the grader goes by the records it
-    expects, and a missing one fails its test)."""
+def _records(channel: bytes, start: int, limit: int) -> list[tuple[dict[str, Any], int]]:
+    """The JSON object lines of the channel from `start`, at most `limit` of them, each
+    with the offset its line ends at. Total over whatever the program wrote there: any
+    other line is skipped (the grader goes by the records it expects, and a missing one
+    fails its test)."""
     records = []
-    for line in channel.split(b"\n", limit)[:limit]:
+    end = start
+    for line in channel[start:].split(b"\n", limit)[:limit]:
+        end += len(line) + 1
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
             continue
         if type(record) is dict:
-            records.append(record)
+            records.append((record, end))
     return records
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.sandboxes import Limits, RunResult, RunSpec, Status
-from rlvr.sandboxes.local import client
+from rlvr.sandboxes.local import client, pacing
 from rlvr.sandboxes.local.client import LocalSandbox
 from rlvr.sandboxes.runner import core
 from tests.sandboxes.jobs import native_job
@@ -202,18 +202,25 @@ HOSTILE_LINES = [b"+", b"{}", b"[" * 5000, b'{"i":0}', b"\xff", b'{"v":' + b"9" 
 @given(st.lists(st.one_of(st.binary(max_size=64), st.sampled_from(HOSTILE_LINES)), max_size=50))
 def test_records_parser_is_total(lines: list[bytes]) -> None:
     data = b"\n".join(lines)
-    records = client._records(data, 20)
-    assert len(records) <= 20 and all(type(r) is dict for r in records)
+    records = client._records(data, 0, 20)
+    assert len(records) <= 20 and all(type(r) is dict for r, _ in records)
+    ends = [end for _, end in records]
+    assert ends == sorted(ends) and all(0 < end <= len(data) + 1 for end in ends)
+    # Whatever the lines and whenever they came, the pacing check is total.
+    arrivals = [(n * 7, n * 0.4) for n in range(len(data) // 7 + 2)]
+    pacing.mark_late_tests({"mode": "call", "timeout_s": 0.1}, records, arrivals)
 
 
 @pytest.mark.parametrize("depth", [10, 1000, 100_000, 1_000_000])
 def test_records_parser_survives_any_nesting(depth: int) -> None:
     for opener in (b"[", b'{"a":'):
-        assert client._records(opener * depth + b"\n" + json.dumps({"i": 0}).encode(), 10) == [{"i": 0}]
+        line = opener * depth + b"\n"
+        data = line + json.dumps({"i": 0}).encode()
+        assert client._records(data, 0, 10) == [({"i": 0}, len(data) + 1)]
 
 
 def test_records_parser_takes_at_most_its_limit() -> None:
-    assert len(client._records(b"{}\n" * 1000, 10)) == 10
+    assert len(client._records(b"{}\n" * 1000, 0, 10)) == 10
 
 
 JS_FORGERIES = [
