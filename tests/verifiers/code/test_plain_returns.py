@@ -11,11 +11,14 @@ that lies about the stored value changes nothing.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+import numpy
 import pytest
 from pydantic import TypeAdapter
 
+from rlvr.sandboxes.local.client import get_local_sandbox
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
 from tests.verifiers.code.conftest import grade
 
@@ -120,7 +123,18 @@ def _ground_truth(mode: str, literal: str, as_json: Any) -> dict[str, Any]:
 def test_library_types_holding_the_right_value_pass(case: str, mode: str) -> None:
     setup, returned, literal, as_json = RIGHT[case]
     out = grade(_program(setup, returned), _ground_truth(mode, literal, as_json))
+    if case.startswith("np_") and _numpy_hidden_from_jobs():
+        # Installed under /tmp, the service gives jobs none of its packages (README).
+        assert out.score == 0.0 and "No module named 'numpy'" in out.reason, (out.verdict, out.reason)
+        return
     assert out.score == 1.0, (out.verdict, out.reason)
+
+
+def _numpy_hidden_from_jobs() -> bool:
+    """Whether numpy lies in an import path the sandbox reports jobs do not get."""
+    hidden = get_local_sandbox().isolation()["hidden_import_paths"]
+    where = os.path.realpath(numpy.__file__)
+    return any(where.startswith(os.path.realpath(path) + os.sep) for path in hidden)
 
 
 @pytest.mark.parametrize("mode", ["call", "values", "check", "split"])
