@@ -2,7 +2,7 @@
 `python -c` per run, then the `code` verifier end to end through HTTP: trivial
 call-based items in batches of 500, and HumanEval.
 
-    .venv/bin/python -m bench.sandbox [--runs 2000] [--procs 2] [--skip-http]
+    .venv/bin/python -m bench.sandbox [--runs 2000] [--procs 2] [--skip-http] [--against DIR]
 
 Isolated runs use one client process per core, each with its own zygote (as verifier
 workers do), submitting jobs concurrently. Through HTTP, every item's response is
@@ -13,6 +13,14 @@ grader without a zygote pays), and a warm interpreter per core that forks one ch
 per item and runs the same program in it, with no isolation, no channel, no HTTP and
 no grading: the floor of any design that gives each item its own process, as this
 machine measures it in the same run.
+
+`--against DIR` measures the same items through a server started from another checkout
+(a `git worktree` of an earlier commit, sharing this venv), in turns with this one, so
+that a speedup is a ratio of one run rather than of two days on a machine whose speed
+drifts. Issue 10's baseline (HumanEval at 239 items/s, trivial items at about 370) is
+c6153bb, the commit before the batch path:
+
+    git worktree add ../rlvr-c6153bb c6153bb && .venv/bin/python -m bench.sandbox --against ../rlvr-c6153bb
 """
 
 from __future__ import annotations
@@ -21,9 +29,11 @@ import argparse
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,13 +143,13 @@ def humaneval_items(tag: str) -> list[dict[str, Any]]:
     ]
 
 
-def http_rate(rounds: list[list[dict[str, Any]]]) -> tuple[float, int, int]:
-    """Items/s through `POST /v1/grade` of a fresh `rlvr serve`, one request per round,
-    and how many of the items got reward 1."""
+def http_rate(rounds: list[list[dict[str, Any]]], root: Path = ROOT) -> tuple[float, int, int]:
+    """Items/s through `POST /v1/grade` of a fresh `rlvr serve` of the checkout at `root`,
+    one request per round, and how many of the items got reward 1."""
     import httpx
 
     port = _free_port()
-    server = _start_server(port)
+    server = _start_server(port, root)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600) as client:
             _wait_ready(client, server)
@@ -222,12 +232,12 @@ def fork_floor_items(items: list[dict[str, Any]], procs: int) -> float:
     return len(items) / elapsed
 
 
-def _start_server(port: int) -> subprocess.Popen[bytes]:
-    rlvr = ROOT / ".venv" / "bin" / "rlvr"
+def _start_server(port: int, root: Path = ROOT) -> subprocess.Popen[bytes]:
+    rlvr = root / ".venv" / "bin" / "rlvr"
     cmd = [str(rlvr)] if rlvr.exists() else [sys.executable, "-m", "rlvr"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)}
     return subprocess.Popen(
-        [*cmd, "serve", "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*cmd, "serve", "--port", str(port)], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
 
 
@@ -267,6 +277,10 @@ def main() -> None:
     parser.add_argument("--http-items", type=int, default=5000, help="trivial items graded through HTTP")
     parser.add_argument("--humaneval-rounds", type=int, default=5, help="requests of all 164 HumanEval items")
     parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument(
+        "--against", type=Path, action="append", default=[], help="another checkout to measure through HTTP in turns"
+    )
+    parser.add_argument("--turns", type=int, default=3, help="turns of each checkout with --against")
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--fork-client", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -284,6 +298,8 @@ def main() -> None:
     print(f"  ratio: {rate / fresh:.2f}x")
     if not args.skip_http:
         _http_report(args.http_items, args.batch, args.humaneval_rounds, args.procs)
+    if args.against:
+        _against_report(args.against, args.turns, args.http_items, args.batch, args.humaneval_rounds)
 
 
 def _http_report(n: int, batch: int, humaneval_rounds: int, procs: int) -> None:
@@ -295,6 +311,36 @@ def _http_report(n: int, batch: int, humaneval_rounds: int, procs: int) -> None:
     rate, passed, total = http_rate(rounds)
     print(f"HumanEval canonical solutions through HTTP ({humaneval_rounds} requests of {len(rounds[0])} items)")
     _print_anchored(rate, passed, total, [item for items in rounds for item in items], procs)
+
+
+def _against_report(others: list[Path], turns: int, n: int, batch: int, humaneval_rounds: int) -> None:
+    """This checkout and each of `others` through HTTP, in turns (A B A B ...): the
+    median items/s of each, and this one's as a multiple of theirs."""
+    kinds: dict[str, Callable[[str], list[list[dict[str, Any]]]]] = {
+        f"trivial call-based items (batches of {batch})": lambda tag: _batched(trivial_items(n, tag), batch),
+        f"HumanEval ({humaneval_rounds} requests of 164)": lambda tag: [
+            humaneval_items(f"{tag} {r}") for r in range(humaneval_rounds)
+        ],
+    }
+    roots = [ROOT, *(other.resolve() for other in others)]
+    for label, make in kinds.items():
+        rates: dict[Path, list[float]] = {root: [] for root in roots}
+        for turn in range(turns):
+            for root in roots:
+                rate, passed, total = http_rate(make(f"{root.name} {turn}"), root)
+                if passed != total:
+                    raise RuntimeError(f"{root}: {total - passed} of {total} items did not get reward 1")
+                rates[root].append(rate)
+        ours = statistics.median(rates[ROOT])
+        print(f"{label}, {turns} turns each, median items/s")
+        for root in roots:
+            theirs = statistics.median(rates[root])
+            figures = " ".join(f"{r:.0f}" for r in rates[root])
+            print(f"  {root!s:42} {theirs:8.0f} items/s  ({figures}; this checkout {ours / theirs:.2f}x)")
+
+
+def _batched(items: list[dict[str, Any]], batch: int) -> list[list[dict[str, Any]]]:
+    return [items[i : i + batch] for i in range(0, len(items), batch)]
 
 
 def _print_anchored(rate: float, passed: int, total: int, items: list[dict[str, Any]], procs: int) -> None:
