@@ -1,6 +1,6 @@
-/* The first steps of a sandbox job's process, in C: `start_job` clones the zygote and,
- * in the child, joins the job's cgroups and namespaces, sets its limits and fds, then
- * returns to Python (0 in the child, as fork does). `drop` is the step the runner takes
+/* The first steps of a sandbox job's process, in C: `start_jobs` clones the zygote once
+ * per job and, in each child, joins the job's cgroups and namespaces, sets its limits and
+ * fds, then returns to Python (the job's index in the child). `drop` is the step the runner takes
  * later, once it knows which of its processes is which: the uid and the seccomp filter.
  *
  * Why C: each page a freshly forked Python process writes is a copy of the zygote's,
@@ -38,6 +38,8 @@
 #define EXIT_SETUP 70
 /* More than any caller passes: cgroup hierarchies, rlimit pairs, kept fds. */
 #define MAX_INTS 32
+/* Jobs one `start_jobs` call may start: more than a zygote has slots. */
+#define MAX_JOBS 1024
 
 typedef struct {
     int n;
@@ -118,27 +120,75 @@ static void set_up_child(const Setup *s) {
     syscall(SYS_close_range, (unsigned)next, ~0U, 0);
 }
 
-static PyObject *start_job(PyObject *module, PyObject *args) {
+/* One job's arguments (all but the clone flags) into `s`. The bytes `oom_score_adj` points
+ * into stay alive with the caller's job tuples, past the clones. */
+static int setup_from(PyObject *job, Setup *s) {
+    PyObject *procs, *rlimits, *keep;
+    if (!PyTuple_Check(job)) {
+        PyErr_Format(PyExc_TypeError, "a job is a tuple, not %.50s", Py_TYPE(job)->tp_name);
+        return -1;
+    }
+    if (!PyArg_ParseTuple(job, "Oppiy#iiO(iii)O:start_jobs", &procs, &s->cgroup_ns, &s->new_session, &s->proc_fd,
+                          &s->oom_score_adj, &s->oom_len, &s->net_fd, &s->mnt_fd, &rlimits, &s->channel, &s->out,
+                          &s->err, &keep))
+        return -1;
+    if (ints_from(procs, &s->cgroup_procs, "cgroup procs") || ints_from(rlimits, &s->rlimits, "rlimits") ||
+        ints_from(keep, &s->keep, "keep"))
+        return -1;
+    return 0;
+}
+
+/* Every job's arguments are read before the first clone, and the clones follow back to
+ * back: between two of them the parent writes its stack and `started`, and no Python
+ * object. Each page the parent writes after a fork is a copy while the child lives, so
+ * a loop over the jobs in Python (its frames, the reference counts of what it touches)
+ * cost the zygote some 40 copied pages per job. */
+static PyObject *start_jobs(PyObject *module, PyObject *args) {
     (void)module;
     unsigned long flags;
-    Setup s;
-    PyObject *procs, *rlimits, *keep;
-    if (!PyArg_ParseTuple(args, "kOppiy#iiO(iii)O:start_job", &flags, &procs, &s.cgroup_ns, &s.new_session,
-                          &s.proc_fd, &s.oom_score_adj, &s.oom_len, &s.net_fd, &s.mnt_fd, &rlimits, &s.channel,
-                          &s.out, &s.err, &keep))
-        return NULL;
-    if (ints_from(procs, &s.cgroup_procs, "cgroup procs") || ints_from(rlimits, &s.rlimits, "rlimits") ||
-        ints_from(keep, &s.keep, "keep"))
-        return NULL;
-    int pidfd = -1;
-    long pid = syscall(SYS_clone, flags | CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
-    if (pid < 0 && errno == EINVAL) /* a kernel before 5.2: the zygote polls instead */
-        pid = syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
-    if (pid < 0) return PyErr_SetFromErrno(PyExc_OSError);
-    if (pid > 0) return Py_BuildValue("(li)", pid, pidfd);
-    set_up_child(&s);
-    PyOS_AfterFork_Child();
-    return Py_BuildValue("(ii)", 0, -1);
+    PyObject *jobs;
+    if (!PyArg_ParseTuple(args, "kO:start_jobs", &flags, &jobs)) return NULL;
+    PyObject *fast = PySequence_Fast(jobs, "jobs");
+    if (fast == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n > MAX_JOBS) {
+        Py_DECREF(fast);
+        return PyErr_Format(PyExc_ValueError, "jobs: more than %d", MAX_JOBS);
+    }
+    long started[MAX_JOBS][2]; /* on the stack, which each clone's return writes anyway */
+    Setup *setups = calloc((size_t)(n > 0 ? n : 1), sizeof(Setup));
+    PyObject *result = NULL;
+    if (setups == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (setup_from(PySequence_Fast_GET_ITEM(fast, i), &setups[i])) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int pidfd = -1;
+        long pid = syscall(SYS_clone, flags | CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+        if (pid < 0 && errno == EINVAL) /* a kernel before 5.2: the zygote polls instead */
+            pid = syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
+        if (pid == 0) {
+            set_up_child(&setups[i]);
+            PyOS_AfterFork_Child();
+            /* `setups` and `fast` are left to the child's exit: freeing them here would
+             * write (and so copy) heap pages for nothing. */
+            return PyLong_FromSsize_t(i);
+        }
+        started[i][0] = pid > 0 ? pid : -1;
+        started[i][1] = pid > 0 ? pidfd : errno;
+    }
+    result = PyList_New(n);
+    for (Py_ssize_t i = 0; result != NULL && i < n; i++) {
+        PyObject *item = Py_BuildValue("(ll)", started[i][0], started[i][1]);
+        if (item == NULL) Py_CLEAR(result);
+        else PyList_SET_ITEM(result, i, item);
+    }
+done:
+    free(setups);
+    Py_DECREF(fast);
+    return result;
 }
 
 /* isolate.drop's steps: become `uid` (group too, no supplementary groups), optionally
@@ -166,11 +216,12 @@ static PyObject *drop(PyObject *module, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"start_job", start_job, METH_VARARGS,
-     "start_job(flags, cgroup_procs, cgroup_ns, new_session, proc_fd, oom_score_adj, net_fd, mnt_fd, rlimits, "
-     "(channel, stdout, stderr), keep) -> (pid, pidfd)\n\n"
-     "Clone a job's process with `flags` (namespaces) and set it up: (0, -1) in the child, "
-     "(pid, pidfd or -1) in the parent."},
+    {"start_jobs", start_jobs, METH_VARARGS,
+     "start_jobs(flags, jobs) -> list[(pid, pidfd)] | int\n\n"
+     "Clone one process per job with `flags` (namespaces), back to back, and set each up. A job is "
+     "(cgroup_procs, cgroup_ns, new_session, proc_fd, oom_score_adj, net_fd, mnt_fd, rlimits, "
+     "(channel, stdout, stderr), keep). In a child: the index of its job. In the parent: per job, "
+     "(pid, pidfd or -1), or (-1, errno) if its clone failed."},
     {"drop", drop, METH_VARARGS,
      "drop(uid, dumpable, filter)\n\nBecome uid for good (and not dumpable unless `dumpable`), then install "
      "the seccomp filter whose struct sock_fprog is at address `filter` (0: none)."},

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import resource
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from rlvr.sandboxes.local import isolate, linux
@@ -28,7 +28,7 @@ _MIB = 1024 * 1024
 class Native(NamedTuple):
     """The `_jobstart` extension's functions."""
 
-    start_job: Callable[..., tuple[int, int]]
+    start_jobs: Callable[[int, list[tuple[object, ...]]], int | list[tuple[int, int]]]
     drop: Callable[[int, bool, int], None]
 
 
@@ -40,7 +40,7 @@ def load_native(wanted: bool = True) -> Native | None:
         from rlvr.sandboxes.local import _jobstart
     except ImportError:
         return None
-    return Native(_jobstart.start_job, _jobstart.drop)
+    return Native(_jobstart.start_jobs, _jobstart.drop)
 
 
 def rlimits(limits: JobLimits) -> tuple[int, ...]:
@@ -55,23 +55,43 @@ def rlimits(limits: JobLimits) -> tuple[int, ...]:
     )  # fmt: skip
 
 
+# A job to start: its slot, its limits and its fds (channel, stdout, stderr).
+Job = tuple[isolate.Slot, JobLimits, list[int]]
+# In the zygote, per job: its (pid, pidfd or -1), or why it could not be started.
+Started = list[tuple[int, int] | OSError]
+
+
 def start(
-    native: Native | None,
-    flags: int,
-    caps: isolate.Capabilities,
-    slot: isolate.Slot,
-    limits: JobLimits,
-    fds: list[int],
-    keep: tuple[int, ...],
-) -> tuple[int, int]:
-    """Clone the job's process with `flags` (its new namespaces): (0, -1) in the child,
-    (pid, its pidfd or -1) in the zygote. With `native`, the child is set up already
-    (as `enter_job` and `place_fds` would); else it calls them itself."""
+    native: Native | None, flags: int, caps: isolate.Capabilities, jobs: Sequence[Job], keep: tuple[int, ...]
+) -> int | Started:
+    """Clone one process per job with `flags` (its new namespaces), back to back: in a
+    child, the index of its job; in the zygote, what `Started` holds. With `native`,
+    the children are set up already (as `enter_job` and `place_fds` would) and the
+    clones happen in C, with no page of the zygote written between two of them but its
+    stack; else each child calls them itself."""
     if native is None:
-        return (linux.clone_fork(flags) if flags else os.fork()), -1
+        started: Started = []
+        for index in range(len(jobs)):
+            try:
+                pid = linux.clone_fork(flags) if flags else os.fork()
+            except OSError as exc:
+                started.append(exc)
+                continue
+            if pid == 0:
+                return index
+            started.append((pid, -1))
+        return started
+    outcome = native.start_jobs(flags, [_native_job(caps, job, keep) for job in jobs])
+    if isinstance(outcome, int):
+        return outcome
+    return [(pid, pidfd) if pid > 0 else OSError(pidfd, os.strerror(pidfd)) for pid, pidfd in outcome]
+
+
+def _native_job(caps: isolate.Capabilities, job: Job, keep: tuple[int, ...]) -> tuple[object, ...]:
+    """A job's arguments to `_jobstart.start_jobs`."""
+    slot, limits, fds = job
     procs = slot.cgroup.procs if slot.cgroup is not None else ()
-    return native.start_job(
-        flags,
+    return (
         procs,
         slot.cgroup is not None,
         not caps.pid_ns,

@@ -28,6 +28,7 @@ import signal
 import struct
 import sys
 import traceback
+from typing import NoReturn
 
 from rlvr.sandboxes.local import control, isolate, jobstart, linux, seccomp, warm
 from rlvr.sandboxes.local.cgroups import JobCgroups
@@ -185,17 +186,11 @@ class Zygote:
         each fork makes every page the zygote then writes a copy, so the less it does
         between two forks, the fewer pages it copies per job."""
         ready = [(request, slot) for request in batch if (slot := self.take_slot(request)) is not None]
-        flags, caps, native, keep = self.flags, self.caps, self.native, self.job_fds
-        started: list[tuple[int, int] | OSError] = []
-        for (_job_id, limits, fds), slot in ready:
-            try:
-                pid, pidfd = jobstart.start(native, flags, caps, slot, limits, fds, keep)
-            except OSError as exc:
-                started.append(exc)
-                continue
-            if pid == 0:
-                self.child(fds, slot, limits)
-            started.append((pid, pidfd))
+        jobs = [(slot, limits, fds) for (_job_id, limits, fds), slot in ready]
+        started = jobstart.start(self.native, self.flags, self.caps, jobs, self.job_fds)
+        if isinstance(started, int):  # this is the child of jobs[started]
+            slot, limits, fds = jobs[started]
+            self.child(fds, slot, limits)
         for ((job_id, _limits, fds), slot), outcome in zip(ready, started, strict=True):
             _close_all(fds)
             if isinstance(outcome, OSError):
@@ -238,7 +233,7 @@ class Zygote:
         self.pidfds[pid] = pidfd
         self.poller.register(pidfd, select.POLLIN)
 
-    def child(self, fds: list[int], slot: isolate.Slot, limits: control.JobLimits) -> None:
+    def child(self, fds: list[int], slot: isolate.Slot, limits: control.JobLimits) -> NoReturn:
         code = EXIT_INTERNAL
         try:
             if self.native is None:  # else `_jobstart` took these steps

@@ -104,8 +104,8 @@ def native() -> jobstart.Native:
     return loaded
 
 
-# A fresh interpreter calls start_job with one broken step; the child must exit 70
-# before returning to Python, and say which step failed on its stderr.
+# A fresh interpreter starts one job with one broken step; the child must exit 70 before
+# returning to Python, and say which step failed on its stderr.
 FAILING_START = """\
 import json, os, sys
 from rlvr.sandboxes.local import _jobstart
@@ -124,13 +124,14 @@ elif step == 'net-closed':
     args['net'] = 999
 elif step == 'cgroup-closed':
     args['procs'] = (998,)
-pid, pidfd = _jobstart.start_job(
-    0, args['procs'], args['cgroup_ns'], args['new_session'], args['proc'], b'1000',
+started = _jobstart.start_jobs(0, [(
+    args['procs'], args['cgroup_ns'], args['new_session'], args['proc'], b'1000',
     args['net'], args['mnt'], (), (null, null, w), (0, 1, 2, 3),
-)
-if pid == 0:
+)])
+if started == 0:
     os.write(w, b'RETURNED TO PYTHON')
     os._exit(0)
+[(pid, pidfd)] = started
 os.close(w)
 _, status = os.waitpid(pid, 0)
 print(json.dumps({'code': os.waitstatus_to_exitcode(status), 'stderr': os.read(r, 4096).decode(), 'pidfd': pidfd}))
@@ -174,10 +175,80 @@ def test_a_failed_step_ends_the_child_before_python(native: jobstart.Native, ste
     ],
 )
 def test_bad_arguments_raise_before_any_clone(native: jobstart.Native, args: tuple[Any, ...], error: type) -> None:
-    pid = os.getpid()
-    with pytest.raises(error):
-        native.start_job(*args)
-    assert os.getpid() == pid
+    good = ((), False, False, -1, b"1000", -1, -1, (), (0, 1, 2), (0,))
+    pid, before = os.getpid(), _children()
+    for jobs in ([args[1:]], [good, args[1:]], [good, good, args[1:], good]):  # wherever the bad one is
+        with pytest.raises(error):
+            native.start_jobs(args[0], jobs)
+        assert os.getpid() == pid
+        assert _children() == before  # not one clone, the good jobs' neither
+
+
+def _children() -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            found.update(int(pid) for pid in f.read().split())
+    return found
+
+
+@pytest.mark.parametrize("jobs", [5, "x", [[(), False]], [None]])
+def test_jobs_that_are_no_sequence_of_tuples_raise(native: jobstart.Native, jobs: Any) -> None:
+    with pytest.raises(TypeError):
+        native.start_jobs(0, jobs)
+
+
+def test_more_jobs_than_a_call_takes_raise(native: jobstart.Native) -> None:
+    job = ((), False, False, -1, b"1000", -1, -1, (), (0, 1, 2), (0,))
+    with pytest.raises(ValueError):
+        native.start_jobs(0, [job] * 5000)
+
+
+# A fresh interpreter starts a batch of jobs in one call: each child finds its own index
+# and its own fds (its channel as fd 3), and the parent one (pid, pidfd) per job.
+BATCH_START = """import json, os, sys
+from rlvr.sandboxes.local import _jobstart
+n = int(sys.argv[1])
+null = os.open('/dev/null', os.O_RDWR)
+pipes = [os.pipe() for _ in range(n)]
+jobs = [((), False, True, -1, b'1000', -1, -1, (), (w, null, null), (0, 1, 2, 3)) for _, w in pipes]
+started = _jobstart.start_jobs(0, jobs)
+if isinstance(started, int):
+    os.write(3, json.dumps({'index': started, 'sid': os.getsid(0) == os.getpid()}).encode())
+    os._exit(0)
+for _, w in pipes:
+    os.close(w)
+out = [json.loads(os.read(r, 4096)) for r, _ in pipes]
+codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid, _ in started]
+print(json.dumps({'out': out, 'codes': codes, 'pidfds': [pidfd >= 0 for _, pidfd in started]}))
+"""
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 64])
+def test_a_batch_starts_each_job_with_its_own_index_and_fds(native: jobstart.Native, n: int) -> None:
+    if os.geteuid() != 0:
+        require(False, "root")
+    out = subprocess.run([sys.executable, "-c", BATCH_START, str(n)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["out"] == [{"index": i, "sid": True} for i in range(n)]
+    assert report["codes"] == [0] * n
+    assert all(report["pidfds"])
+
+
+@pytest.mark.parametrize("native_start", [True, False])
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_clone_that_fails_is_an_oserror_per_job(native_start: bool, n: int) -> None:
+    """CLONE_THREAD without CLONE_SIGHAND and CLONE_VM: EINVAL, with or without a pidfd."""
+    native = jobstart.load_native(wanted=native_start)
+    require(native is not None or not native_start, "the _jobstart extension")
+    caps = isolate.Capabilities()
+    slot = isolate.Slot(caps, 0, isolate.UID_BASE, None)
+    jobs = [(slot, JobLimits(cpu_s=1, memory_mb=64, nproc=4, fsize_mb=1, nofile=16, tmp_mb=1), [0, 1, 2])] * n
+    clone_thread = 0x00010000
+    started = jobstart.start(native, clone_thread, caps, jobs, (0, 1, 2, 3))
+    assert isinstance(started, list) and len(started) == n
+    assert all(isinstance(outcome, OSError) and outcome.errno == 22 for outcome in started)
 
 
 def test_the_python_steps_match_the_c_steps_in_order() -> None:
