@@ -39,6 +39,14 @@ COMPILE_ERRORS = (SyntaxError, ValueError, OverflowError, MemoryError, Recursion
 PRECOMPILE_MAX_CHARS = 16 * 1024
 PRECOMPILE_MAX_LAMBDAS = 64
 COMPILED_EXPRS_ENTRIES = 256
+# What the runners of Python jobs read (here and in `split`); `precompile` sends no more.
+PYTHON_JOB_KEYS = frozenset(
+    {
+        "mode", "timeout_s", "stop_on_failure", "max_output", "environment",
+        "code", "program", "prelude", "prelude_program",
+        "exprs", "compiled_exprs", "expr_reads", "fn_name", "inputs",
+    }
+)  # fmt: skip
 
 
 def compile_source(source: str, filename: str, mode: str = "exec") -> CodeType:
@@ -66,7 +74,18 @@ def precompile(job: dict[str, Any]) -> dict[str, Any] | None:
         job["expr_reads"] = _expr_reads(tuple(job["exprs"]))
     if type(job.get("prelude")) is str:
         job["prelude_program"] = _compiled_prelude(job["prelude"])
+    _keep_only_what_runs(job)
     return None
+
+
+def _keep_only_what_runs(job: dict[str, Any]) -> None:
+    """Leave out of a Python job what its runner never reads (the native toolchains and
+    limits the verifier sends every job, the source once it is compiled): each object
+    the freshly forked job unmarshals writes, and so copies, more of its pages."""
+    for key in [key for key in job if key not in PYTHON_JOB_KEYS]:
+        del job[key]
+    if type(job.get("program")) is CodeType:
+        del job["code"]
 
 
 @functools.lru_cache(maxsize=COMPILED_EXPRS_ENTRIES)

@@ -108,10 +108,9 @@ def _serve(job: dict[str, Any], program: CodeType | None, sock: _socket.socket) 
     """Load the program, send its top-level names, then answer requests until the test
     half hangs up."""
     handles = _Handles()
-    code = job["code"]
     try:
         ns = python.program_namespace(job, "solution")
-        exec(program if program is not None else python.compile_source(code, "solution.py"), ns)
+        exec(program if program is not None else python.compile_source(job["code"], "solution.py"), ns)
         names = {k: wire.encode(v, handles.add) for k, v in list(ns.items()) if not k.startswith("__")}
         send_msg(sock, {"ready": names})
     except BaseException as exc:
