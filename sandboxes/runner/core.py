@@ -216,20 +216,27 @@ def kill_group(pid: int) -> None:
             pass
 
 
+# Called with each piece of the fd 3 output as it comes; returns the time (monotonic) by
+# which the child must have finished or written more.
+Deadline = Callable[[bytes], float]
+
+
 def run_child(
     target: Callable[[], None],
     stdin: bytes,
     timeout_s: float,
     cap: int,
     extra_fd3: bool = False,
+    on_fd3: Deadline | None = None,
 ) -> dict[str, Any]:
     """Fork a child that runs `target` with `stdin` as fd 0 and a fresh pipe as fd 1
     (and, if asked, another as fd 3), drain both concurrently with caps, kill its
-    process group at `timeout_s`. Returns the record fields: status `s`, exit `code`,
-    `out` (and `chan`, the fd 3 output), each output cut at `cap`."""
+    process group at `timeout_s`, or, with `on_fd3`, at the deadline it last gave.
+    Returns the record fields: status `s`, exit `code`, `out` (and `chan`, the fd 3
+    output), each output cut at `cap`."""
     pid, stdin_w, readers = _fork_child(target, extra_fd3)
     until = time.monotonic() + timeout_s
-    status, outputs = _exchange(stdin_w, stdin, readers, until, cap)
+    status, outputs, until = _exchange(stdin_w, stdin, readers, until, cap, on_fd3)
     status, code = _stop(pid, status, until)
     for fd in readers:
         os.close(fd)
@@ -269,11 +276,12 @@ def _fork_child(target: Callable[[], None], extra_fd3: bool) -> tuple[int, int, 
 
 
 def _exchange(
-    stdin_w: int, stdin: bytes, readers: list[int], until: float, cap: int
-) -> tuple[str, dict[int, bytearray]]:
+    stdin_w: int, stdin: bytes, readers: list[int], until: float, cap: int, on_fd3: Deadline | None
+) -> tuple[str, dict[int, bytearray], float]:
     """Write `stdin` and read every reader until all are done (`ok`), `until` passes
-    (`timeout`) or an output passes `cap` (`output_limit`). Closes `stdin_w`, not the
-    readers."""
+    (`timeout`) or an output passes `cap` (`output_limit`); what the second reader (fd 3)
+    brings goes to `on_fd3` too, whose answer is the new `until`. Closes `stdin_w`, not
+    the readers. Returns the status, the outputs and the last `until`."""
     outputs = {fd: bytearray() for fd in readers}
     pending = memoryview(stdin)
     os.set_blocking(stdin_w, False)
@@ -302,6 +310,8 @@ def _exchange(
                 open_readers.remove(fd)
                 continue
             outputs[fd] += chunk
+            if on_fd3 is not None and fd == readers[-1]:
+                until = on_fd3(chunk)
             if len(outputs[fd]) > cap:
                 status = "output_limit"
                 open_readers = []
@@ -310,7 +320,7 @@ def _exchange(
             break
     if writers:
         os.close(stdin_w)
-    return status, outputs
+    return status, outputs, until
 
 
 def _stop(pid: int, status: str, until: float) -> tuple[str, int | None]:

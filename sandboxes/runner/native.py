@@ -3,6 +3,11 @@
 ``native_stdio`` records each run's stdout; ``native_call`` (JavaScript) runs one node
 process that calls the function on every input and writes each value, as JSON, on its
 fd 3. Either way the records carry only what the program produced.
+
+Each test of a ``native_call`` job has its own time limit, as each run of a
+``native_stdio`` one does, though one node process runs them all: the runner relays each
+record as it comes, and stops node when the record of the test that is due comes later
+than the limit after the one before (`_Relay`).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +34,7 @@ const vm = require('vm');
 const job = JSON.parse(fs.readFileSync('/tmp/job.json', 'utf8'));
 vm.runInThisContext(fs.readFileSync('/tmp/main.js', 'utf8'), { filename: 'main.js' });
 const fn = vm.runInThisContext(job.fn_name);
+fs.writeSync(3, 'L\n');
 job.inputs.forEach((args, i) => {
   let rec;
   try {
@@ -122,25 +129,73 @@ _PREPARE: dict[str, Callable[[dict[str, Any], core.Channel], Program | None]] = 
 def _js_call(job: dict[str, Any], channel: core.Channel, cap: int) -> int:
     with open("/tmp/harness.js", "w") as f:
         f.write(JS_CALL_HARNESS)
-    timeout = float(job["timeout_s"]) * max(1, len(job["inputs"]))
-    result = core.run_child(_exec(_node_argv(job, "/tmp/harness.js"), None), b"", timeout, cap, extra_fd3=True)
-    seen = 0
-    for line in result.pop("chan", "").splitlines():
-        if seen > len(job["inputs"]):
-            break  # more than the harness writes: the rest is the program's, and costs the grader
+    relay = _Relay(channel, len(job["inputs"]), float(job["timeout_s"]))
+    node = _exec(_node_argv(job, "/tmp/harness.js"), None)
+    result = core.run_child(node, b"", relay.left(), cap, extra_fd3=True, on_fd3=relay.feed)
+    tests = len(job["inputs"])
+    if result["s"] == "timeout" and not relay.loaded:
+        channel.write({"load": "timeout", "e": "loading the program timed out"})
+    elif result["s"] == "timeout" and relay.due < tests:
+        channel.write({"i": relay.due, "s": "timeout"})
+    elif relay.relayed < tests and result["s"] != "ok":
+        channel.write({"run": result["s"], "out": result["out"][-2000:]})
+    return 0
+
+
+# The harness's line on fd 3 once the program has loaded: the first test's clock starts.
+LOADED = b"L"
+# Node's own start, beyond the test limit the program's load has, as Python's has.
+NODE_START_S = 1.0
+
+
+class _Relay:
+    """Node's records, relayed to the channel as each line comes, and by when the next
+    must come: the load within its limit (plus node's start), then each test's record
+    within its limit of the one before. Only the record of the test that is due moves
+    the clock: a line the program writes itself (fd 3 is open to it) buys no time, and
+    one that claims a test is a duplicate of the harness's record, which fails it."""
+
+    def __init__(self, channel: core.Channel, tests: int, limit_s: float) -> None:
+        self.channel, self.tests, self.limit_s = channel, tests, limit_s
+        self.deadline = time.monotonic() + NODE_START_S + limit_s
+        self.pending = b""
+        self.loaded = False
+        self.due = 0  # the test whose record is awaited
+        self.relayed = 0
+
+    def left(self) -> float:
+        """Seconds until the deadline."""
+        return self.deadline - time.monotonic()
+
+    def feed(self, chunk: bytes) -> float:
+        *lines, self.pending = (self.pending + chunk).split(b"\n")
+        for line in lines:
+            self._line(line)
+        return self.deadline
+
+    def _line(self, line: bytes) -> None:
+        if line == LOADED and not self.loaded:
+            self.loaded = True
+            self.deadline = time.monotonic() + self.limit_s
+            return
+        if self.relayed > self.tests:
+            return  # more than the harness writes: the rest is the program's, and costs the grader
         # Relayed verbatim; the grader validates each record (the program could have
         # written here too, which only ever costs it the test).
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
-            continue
-        if type(record) is dict and record.get("s") == "ok" and "v" in record:
+            return
+        if type(record) is not dict:
+            return
+        if record.get("s") == "ok" and "v" in record:
             record["j"] = record.pop("v")
         try:
-            channel.write(record)
+            self.channel.write(record)
         except (ValueError, TypeError):
-            continue  # NaN and the like, which a record may not carry
-        seen += 1
-    if seen < len(job["inputs"]) and result["s"] != "ok":
-        channel.write({"run": result["s"], "out": result["out"][-2000:]})
-    return 0
+            return  # NaN and the like, which a record may not carry
+        self.relayed += 1
+        index = record.get("i")
+        if self.loaded and type(index) is int and index == self.due:
+            self.due += 1
+            self.deadline = time.monotonic() + self.limit_s

@@ -114,7 +114,9 @@ class CodeVerifier:
     # types holding plain values pass; the defining block of the answer after
     # `</think>` is the program; judges' pre-imports (`runner.preludes`); a HumanEval
     # body runs after its prompt.
-    version = "1.5.0"
+    # 1.6: each test of a JavaScript call job has its own time limit (one node process
+    # runs them all; it had their limits together).
+    version = "1.6.0"
     description = (
         "Runs the response's program (the last fenced block of the language that defines what the tests "
         "call, else the last one; after a `</think>`, the answer's blocks first) against assert, HumanEval, "
