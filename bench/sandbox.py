@@ -284,6 +284,11 @@ def main() -> None:
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--fork-client", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    for other in args.against:
+        if not (other / "rlvr" / "__init__.py").is_file():
+            parser.error(f"--against {other}: not a checkout of rlvr (no rlvr/__init__.py there)")
+    if args.turns < 1:
+        parser.error("--turns: at least 1")
     if args.client:
         _client(args.client)
         return

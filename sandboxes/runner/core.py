@@ -236,7 +236,7 @@ def run_child(
     output), each output cut at `cap`."""
     pid, stdin_w, readers = _fork_child(target, extra_fd3)
     until = time.monotonic() + timeout_s
-    status, outputs, until = _exchange(stdin_w, stdin, readers, until, cap, on_fd3)
+    status, outputs, until = _exchange(stdin_w, stdin, readers, until, cap, on_fd3 if extra_fd3 else None)
     status, code = _stop(pid, status, until)
     for fd in readers:
         os.close(fd)
@@ -310,7 +310,7 @@ def _exchange(
                 open_readers.remove(fd)
                 continue
             outputs[fd] += chunk
-            if on_fd3 is not None and fd == readers[-1]:
+            if on_fd3 is not None and fd == readers[1]:
                 until = on_fd3(chunk)
             if len(outputs[fd]) > cap:
                 status = "output_limit"

@@ -132,12 +132,11 @@ def _js_call(job: dict[str, Any], channel: core.Channel, cap: int) -> int:
     relay = _Relay(channel, len(job["inputs"]), float(job["timeout_s"]))
     node = _exec(_node_argv(job, "/tmp/harness.js"), None)
     result = core.run_child(node, b"", relay.left(), cap, extra_fd3=True, on_fd3=relay.feed)
-    tests = len(job["inputs"])
     if result["s"] == "timeout" and not relay.loaded:
         channel.write({"load": "timeout", "e": "loading the program timed out"})
-    elif result["s"] == "timeout" and relay.due < tests:
+    elif result["s"] == "timeout" and relay.due < relay.tests:
         channel.write({"i": relay.due, "s": "timeout"})
-    elif relay.relayed < tests and result["s"] != "ok":
+    elif relay.relayed < relay.tests and result["s"] != "ok":
         channel.write({"run": result["s"], "out": result["out"][-2000:]})
     return 0
 
