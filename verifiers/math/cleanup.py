@@ -21,9 +21,6 @@ _HIDDEN_RE = re.compile(
     r"<!--|\\(?:[hv]?phantom(?![a-zA-Z])|textcolor\s*\{\s*white\s*\})\s*(?=\{)|\\color\s*\{\s*white\s*\}"
 )
 _COMMENT_CLOSE = "-->"
-_TURN_TOKEN_START = "<|"
-# `<|im_start|>`, `<|im_end|>`, `<|endoftext|>`, `<|eot_id|>`, `<|start_header_id|>`.
-_TURN_TOKEN_RE = re.compile(r"<\|[a-z_]{2,20}\|>")
 _MATH_DELIM_RE = re.compile(r"(?<!\\)(?:\\[()\[\]]|\$)")
 _TRAILING_JUNK = " \t\n\r\\"
 _MARKDOWN_EMPHASIS = "*_"
@@ -82,19 +79,6 @@ def _hidden_end(text: str, m: re.Match[str]) -> int:
             return group_end(text, after)
         return _enclosing_group_end(text, after)
     return group_end(text, m.end())
-
-
-def cut_at_turn_end(text: str) -> str:
-    """`text` up to the first chat-template token (`<|im_start|>`, `<|eot_id|>`): what
-    follows is another turn the model went on to write, not its answer."""
-    at = text.find(_TURN_TOKEN_START)
-    if at < 0:
-        return text
-    m = _TURN_TOKEN_RE.match(text, at)
-    if m is None:
-        later = _TURN_TOKEN_RE.search(text, at)
-        return text if later is None else text[: later.start()]
-    return text[:at]
 
 
 def remove_hidden(text: str) -> str:

@@ -39,8 +39,9 @@ from itertools import pairwise
 from typing import Literal, get_args
 
 from rlvr.verifiers.math import fallbacks
-from rlvr.verifiers.math.cleanup import cut_at_turn_end, remove_hidden, strip_stray_delimiters
+from rlvr.verifiers.math.cleanup import remove_hidden, strip_stray_delimiters
 from rlvr.verifiers.math.normalize import strip_math_wrappers
+from rlvr.verifiers.turns import cut_at_turn_end
 
 Mode = Literal["auto", "strict", "boxed", "answer_tag", "answer_line"]
 MODES: tuple[Mode, ...] = get_args(Mode)
