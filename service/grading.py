@@ -146,7 +146,7 @@ class _Planner:
         if checked is None:
             return None
         return Unit(
-            key=unit_key(checked.prep_key, item.response),
+            key=unit_key(checked.prep_key, item.prompt, item.response),
             prep_key=checked.prep_key,
             verifier=ref.name,
             params=checked.params,

@@ -99,7 +99,7 @@ class GroupStats(BaseModel):
 
 class GradeStats(BaseModel):
     items: int
-    unique: int = Field(description="Distinct (verifier, params, ground truth, response) units.")
+    unique: int = Field(description="Distinct (verifier, params, ground truth, prompt, response) units.")
     cache_hits: int
     dispatched: int
     elapsed_ms: float

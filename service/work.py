@@ -34,11 +34,15 @@ def prepared_key(verifier: str, version: str, params_json: str, ground_truth_jso
     return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
 
 
-def unit_key(prep_key: str, response: str) -> str:
-    """The verdict-cache key: (verifier, version, params, ground truth) and the response."""
+def unit_key(prep_key: str, prompt: str, response: str) -> str:
+    """The verdict-cache key: (verifier, version, params, ground truth), the prompt and
+    the response. The prompt, because a verifier may read it (`GradeInput.prompt`): the
+    code verifier takes a HumanEval task's code from it where the ground truth has none."""
     h = hashlib.blake2b(prep_key.encode(), digest_size=20)
-    h.update(b"\x1f")
-    h.update(response.encode("utf-8", "surrogatepass"))
+    for text in (prompt, response):
+        h.update(b"\x1f")
+        h.update(len(text).to_bytes(8, "little"))
+        h.update(text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
@@ -209,7 +213,11 @@ class UnitRunner:
         try:
             loaded = self.registry.get(unit.verifier)
             params, ground_truth = self._prepare(loaded, unit)
-            outcome = loaded.instance.verify(GradeInput(unit.prompt, unit.response), params, ground_truth)
+            item = GradeInput(unit.prompt, unit.response)
+            if loaded.verify_within is not None:
+                outcome = loaded.verify_within(BatchEntry(item, params, ground_truth, unit.deadline_s))
+            else:
+                outcome = loaded.instance.verify(item, params, ground_truth)
             result = _result_from_outcome(outcome, unit.verifier)
         except RecursionError:
             # Deep nesting in the response itself (e.g. thousands of braces): its fault, not ours.

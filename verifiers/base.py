@@ -26,7 +26,8 @@ A complete plugin::
     0.0
 
 Besides `Verifier`, a plugin may implement any of the optional protocols below
-(`Preparing`, `BatchVerifying`, `Availability`, `HasDescription`, `HasDefaultDeadline`);
+(`Preparing`, `BatchVerifying`, `DeadlineVerifying`, `Availability`, `HasDescription`,
+`HasDefaultDeadline`);
 the registry recognises them when it loads the plugin.
 """
 
@@ -135,6 +136,18 @@ class BatchVerifying(Protocol):
     max_batch: ClassVar[int]
 
     def verify_many(self, entries: Sequence[BatchEntry]) -> list[Outcome | None]: ...
+
+
+@runtime_checkable
+class DeadlineVerifying(Protocol):
+    """Optional hook: `verify`, told the item's deadline (`entry.deadline_s`, seconds,
+    which the worker holds it to). A verifier that bounds its own work to end inside
+    the deadline (the code verifier stops a job in time to grade what it did) must
+    otherwise assume its default one, and so would cut short an item whose request
+    asked for longer. When a verifier has it, the worker calls it instead of `verify`.
+    """
+
+    def verify_within(self, entry: BatchEntry) -> Outcome: ...
 
 
 @runtime_checkable

@@ -21,6 +21,7 @@ from rlvr.verifiers.base import (
     Availability,
     BatchEntry,
     BatchVerifying,
+    DeadlineVerifying,
     HasDefaultDeadline,
     HasDescription,
     Outcome,
@@ -71,6 +72,8 @@ class LoadedVerifier:
     # With its largest batch: None when the verifier verifies one item at a time.
     verify_many: Callable[[Sequence[BatchEntry]], list[Outcome | None]] | None = None
     max_batch: int = 1
+    # `verify` told the item's deadline: None when the verifier has no use for it.
+    verify_within: Callable[[BatchEntry], Outcome] | None = None
 
     @property
     def name(self) -> str:
@@ -121,6 +124,7 @@ def _loaded_verifier(instance: Verifier, source: str) -> LoadedVerifier:
         default_deadline_s=_default_deadline(instance),
         prepare=instance.prepare if isinstance(instance, Preparing) else None,
         availability=instance.availability if isinstance(instance, Availability) else None,
+        verify_within=instance.verify_within if isinstance(instance, DeadlineVerifying) else None,
         **_batching(instance),
     )
 

@@ -10,15 +10,18 @@ job. Records going out are JSON, since the grader must parse them safely.
 from __future__ import annotations
 
 import _signal
+import builtins
 import json
 import marshal
 import os
 import select
 import signal
 import struct
+import sys
 import time
 import traceback
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, Protocol
 
 DATA_FD = 0
@@ -40,6 +43,16 @@ class Privileges(Protocol):
     def drop_untrusted(self) -> None: ...
 
     def drop_trusted(self) -> None: ...
+
+
+def module_namespace(name: str, own_builtins: Any = builtins) -> dict[str, Any]:
+    """The globals of a module `name`, registered in `sys.modules` as a file's module
+    would be: what `dataclasses` reads to resolve string annotations (`from __future__
+    import annotations`), `pickle` to find a class, `typing.get_type_hints` a name."""
+    module = ModuleType(name)
+    module.__builtins__ = own_builtins  # type: ignore[attr-defined]  # a module global like any other
+    sys.modules[name] = module
+    return module.__dict__
 
 
 # ---------------------------------------------------------------- job frames
@@ -234,7 +247,8 @@ def run_child(
     process group at `timeout_s`, or, with `on_fd3`, at the deadline it last gave.
     Returns the record fields: status `s`, exit `code`, `out` (and `chan`, the fd 3
     output), each output cut at `cap`."""
-    pid, stdin_w, readers = _fork_child(target, extra_fd3)
+    stdin_r, stdin_w, stdin = _stdin_source(stdin)
+    pid, readers = _fork_child(target, stdin_r, extra_fd3)
     until = time.monotonic() + timeout_s
     status, outputs, until = _exchange(stdin_w, stdin, readers, until, cap, on_fd3 if extra_fd3 else None)
     status, code = _stop(pid, status, until)
@@ -249,17 +263,39 @@ def run_child(
     return result
 
 
-def _fork_child(target: Callable[[], None], extra_fd3: bool) -> tuple[int, int, list[int]]:
-    """Fork `target` in a process group of its own, on fresh pipes. Returns its pid,
-    the write end of its stdin and the read ends of its fd 1 (and fd 3)."""
-    in_r, in_w = os.pipe()
+def _stdin_source(data: bytes) -> tuple[int, int, bytes]:
+    """What the child's fd 0 will be: a file holding `data` (as `python sol.py <
+    input.txt` has it, so that the fast-input idioms of competitive programming,
+    `os.read(0, os.fstat(0).st_size)` and `mmap` of fd 0, read all of it); where no
+    memfd can be made, a pipe. Returns that fd, the pipe's write end (-1 for a file)
+    and what is left to write into it."""
+    try:
+        fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+    except OSError:
+        read, write = os.pipe()
+        return read, write, data
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, -1, b""
+
+
+def _fork_child(target: Callable[[], None], stdin_r: int, extra_fd3: bool) -> tuple[int, list[int]]:
+    """Fork `target` in a process group of its own, with `stdin_r` as fd 0 (closed
+    here after) and fresh pipes. Returns its pid and the read ends of its fd 1 (and
+    fd 3)."""
     out_r, out_w = os.pipe()
     ch_r, ch_w = os.pipe() if extra_fd3 else (-1, -1)
     pid = os.fork()
     if pid == 0:
         try:
             os.setpgid(0, 0)
-            os.dup2(in_r, 0)
+            os.dup2(stdin_r, 0)
             os.dup2(out_w, 1)
             if extra_fd3:
                 os.dup2(ch_w, 3)
@@ -268,11 +304,11 @@ def _fork_child(target: Callable[[], None], extra_fd3: bool) -> tuple[int, int, 
         except BaseException:
             os._exit(126)
         os._exit(0)
-    os.close(in_r)
+    os.close(stdin_r)
     os.close(out_w)
     if extra_fd3:
         os.close(ch_w)
-    return pid, in_w, [out_r, ch_r] if extra_fd3 else [out_r]
+    return pid, [out_r, ch_r] if extra_fd3 else [out_r]
 
 
 def _exchange(
@@ -280,13 +316,14 @@ def _exchange(
 ) -> tuple[str, dict[int, bytearray], float]:
     """Write `stdin` and read every reader until all are done (`ok`), `until` passes
     (`timeout`) or an output passes `cap` (`output_limit`); what the second reader (fd 3)
-    brings goes to `on_fd3` too, whose answer is the new `until`. Closes `stdin_w`, not
-    the readers. Returns the status, the outputs and the last `until`."""
+    brings goes to `on_fd3` too, whose answer is the new `until`. Closes `stdin_w` (-1:
+    none), not the readers. Returns the status, the outputs and the last `until`."""
     outputs = {fd: bytearray() for fd in readers}
     pending = memoryview(stdin)
-    os.set_blocking(stdin_w, False)
     writers = [stdin_w] if pending else []
-    if not pending:
+    if pending:
+        os.set_blocking(stdin_w, False)
+    elif stdin_w >= 0:
         os.close(stdin_w)
     open_readers = list(readers)
     status = "ok"

@@ -32,8 +32,31 @@ JS_CALL_HARNESS = r"""
 const fs = require('fs');
 const vm = require('vm');
 const job = JSON.parse(fs.readFileSync('/tmp/job.json', 'utf8'));
-vm.runInThisContext(fs.readFileSync('/tmp/main.js', 'utf8'), { filename: 'main.js' });
-const fn = vm.runInThisContext(job.fn_name);
+// What a CommonJS file has at its top level, so that a program may export its function
+// or require a module; it is not the main module (`require.main === module` is false),
+// as for a judge's harness that requires it.
+const programModule = { exports: {}, id: '/tmp/main.js', filename: '/tmp/main.js' };
+Object.assign(globalThis, {
+  require, module: programModule, exports: programModule.exports, __filename: '/tmp/main.js', __dirname: '/tmp',
+});
+function find(name) {
+  try {
+    const f = vm.runInThisContext(name);
+    if (typeof f === 'function') return f;
+  } catch (e) {}
+  const exported = programModule.exports;
+  if (typeof exported === 'function') return exported;
+  if (exported && typeof exported[name] === 'function') return exported[name];
+  throw new ReferenceError(name + ' is not defined');
+}
+let fn;
+try {
+  vm.runInThisContext(fs.readFileSync('/tmp/main.js', 'utf8'), { filename: 'main.js' });
+  fn = find(job.fn_name);
+} catch (e) {
+  fs.writeSync(3, JSON.stringify({ load: 'error', e: String(e && e.stack || e).slice(0, 2000) }) + '\n');
+  process.exit(0);
+}
 fs.writeSync(3, 'L\n');
 job.inputs.forEach((args, i) => {
   let rec;
@@ -50,17 +73,29 @@ job.inputs.forEach((args, i) => {
 
 
 def _exec(argv: list[str], memory_mb: int | None, merge_stderr: bool = False) -> Callable[[], None]:
-    """A `run_child` target that execs `argv`, under an address-space cap if given."""
+    """A `run_child` target that execs `argv`, under an address-space cap if given,
+    which then bounds its stack alone."""
 
     def target() -> None:
         if memory_mb is not None:
             limit = memory_mb * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            _unlimited_stack()
         if merge_stderr:
             os.dup2(1, 2)
         os.execve(argv[0], argv, ENV)
 
     return target
+
+
+def _unlimited_stack() -> None:
+    """Let the main thread's stack grow as far as the address-space cap allows, as judges
+    let it (256 MB on Codeforces, the memory limit on most others), where the default 8
+    MB fails a C++ solution that recurses deep (a DFS over 10**6 nodes). Unlimited, not
+    the cap itself: glibc sizes each new thread's stack by this limit (8 MB when it is
+    unlimited), and a thread whose stack took the whole cap could not start."""
+    _, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    resource.setrlimit(resource.RLIMIT_STACK, (hard, hard))
 
 
 def _node_argv(job: dict[str, Any], script: str) -> list[str]:

@@ -19,7 +19,6 @@ so it cannot write records; it can only make its own run fail.
 
 from __future__ import annotations
 
-import builtins
 import io
 import linecache
 import os
@@ -111,7 +110,10 @@ def _python(code: str) -> Callable[[], None]:
     def target() -> None:
         os.dup2(3, 2)
         os.close(3)
-        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
+        # Kept alive by `sys.__stdin__`, as Python's is (see `python._stdio`).
+        sys.__stdin__ = sys.stdin = io.TextIOWrapper(  # type: ignore[misc]  # Final to typeshed only
+            io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8"
+        )
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
         sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8")
         sys.argv = ["main.py"]
@@ -120,7 +122,7 @@ def _python(code: str) -> Callable[[], None]:
         status = 0
         try:
             program = compile(code, "main.py", "exec", dont_inherit=True)
-            exec(program, {"__name__": "__main__", "__builtins__": builtins})
+            exec(program, core.module_namespace("__main__"))
         except SystemExit as exc:
             status = _exit_status(exc)
         except MemoryError:

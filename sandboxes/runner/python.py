@@ -132,7 +132,7 @@ def program_namespace(job: dict[str, Any], name: str) -> dict[str, Any]:
     + completion). The program may rebind any of them."""
     environment = job.get("environment")
     own_builtins = preludes.builtins_for(environment) if type(environment) is str else builtins
-    ns: dict[str, Any] = {"__name__": name, "__builtins__": own_builtins}
+    ns = core.module_namespace(name, own_builtins)
     prelude = job.get("prelude")
     if type(prelude) is str and prelude:
         compiled = job.get("prelude_program")
@@ -276,12 +276,15 @@ def _shut_down() -> None:
 def _stdio(job: dict[str, Any], program: CodeType, channel: core.Channel) -> int:
     def target() -> None:
         # New streams on fds 0 and 1: the runner's may hold buffered data of its own.
-        sys.stdin = _stream(0, "r")
+        # `sys.__stdin__` keeps the program's stdin alive, as Python's does, where a
+        # program that rewraps it (`io.TextIOWrapper(sys.stdin.buffer)`) drops the
+        # first wrapper, whose close would close the buffer they share.
+        sys.__stdin__ = sys.stdin = _stream(0, "r")  # type: ignore[misc]  # Final to typeshed, not to Python
         out = sys.stdout = _stream(1, "w")
         atexit._clear()  # the program's own handlers only
         code = 0
         try:
-            exec(program, {"__name__": "__main__", "__builtins__": builtins})
+            exec(program, core.module_namespace("__main__"))
         except SystemExit as exc:
             code = 0 if exc.code is None or exc.code == 0 else 1
         except MemoryError:

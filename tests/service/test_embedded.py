@@ -19,7 +19,7 @@ def code_unit(body: str = "return x", deadline_s: float = 30.0) -> Unit:
     version = Registry(use_entry_points=False).get("code").version
     prep = prepared_key("code", version, canonical_json(params), canonical_json(ground_truth))
     response = f"```python\ndef f(x):\n    {body}\n```"
-    return Unit(unit_key(prep, response), prep, "code", params, ground_truth, "", response, deadline_s)
+    return Unit(unit_key(prep, "", response), prep, "code", params, ground_truth, "", response, deadline_s)
 
 
 async def grade_one(config: BuiltinConfig, unit: Unit) -> UnitResult:

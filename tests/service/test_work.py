@@ -9,7 +9,7 @@ from rlvr.verifiers.registry import Registry
 
 
 def key(name: str = "math", version: str = "1", params: object = None, gt: object = "1", resp: str = "r") -> str:
-    return unit_key(prepared_key(name, version, canonical_json(params or {}), canonical_json(gt)), resp)
+    return unit_key(prepared_key(name, version, canonical_json(params or {}), canonical_json(gt)), "", resp)
 
 
 def test_cache_key_covers_every_component() -> None:
@@ -35,7 +35,7 @@ def test_runner_executes_and_caches_prepared_ground_truth() -> None:
     runner = UnitRunner(Registry())
     params = {"preset": "think_answer"}
     prep = prepared_key("format", "1.0.0", canonical_json(params), "null")
-    unit = Unit(unit_key(prep, "x"), prep, "format", params, None, "", "<think>a</think><answer>b</answer>", 5)
+    unit = Unit(unit_key(prep, "", "x"), prep, "format", params, None, "", "<think>a</think><answer>b</answer>", 5)
     result = runner.run(unit)
     assert (result.score, result.verdict, result.mask) == (1.0, "correct", False)
     assert result.elapsed_ms >= 0 and math.isfinite(result.elapsed_ms)

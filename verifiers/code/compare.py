@@ -9,9 +9,16 @@ The rules (the verifier's description carries them, beside what common judges do
   1e-6 as testlib's checkers have it (a value near 0 printed to another precision,
   `0.0000004` for `0.000000`, is right); `nan` matches only `nan`, an infinity only
   itself.
-- `bool` is not a number here: `True` matches only `True`.
+- `bool` is not a number here: `True` never stands in for an expected `1` (a count of
+  one). An expected bool in an assert's comparison (`python_equal`) takes the int 1 or 0
+  too, the truth value a C-style predicate returns (`assert is_odd(3) == True` passes
+  for `n % 2`, as Python's `==` and so MBPP's harness have it); in call-based JSON it
+  takes only itself (`true` is not `1`, as LeetCode's serialised answers compare).
 - Containers match by exact type (a list is not a tuple), length and members; set
-  members and dict keys are matched by Python equality, then by these rules.
+  members and dict keys are matched by Python equality, then by these rules. Where a
+  ground truth says its call-based outputs are wrapped in a list of one
+  (`outputs_wrapped`, as APPS and TACO store them), the value inside passes too, as
+  their harness accepts `outputs[i][0]` (`grading`).
 - stdout: lines split on `\\n` (a CRLF is one line end), tokens on whitespace, trailing
   blank lines ignored, the number of lines and of tokens per line not. A token that is
   an integer in the expected output must be an integer of the same value in the
@@ -77,6 +84,8 @@ def python_equal(actual: Any, expected: Any) -> bool:
     te = type(expected)
     if te is int or te is float:
         return number_equal(actual, expected)
+    if te is bool:
+        return (type(actual) is bool or type(actual) is int) and bool(actual == expected)
     if type(actual) is not te:
         return False
     if te is list or te is tuple:
@@ -87,7 +96,7 @@ def python_equal(actual: Any, expected: Any) -> bool:
         return _sets_equal(actual, expected)
     if te is complex:
         return float_close(actual.real, expected.real) and float_close(actual.imag, expected.imag)
-    return te in (str, bytes, bool, type(None), type(...)) and bool(actual == expected)
+    return te in (str, bytes, type(None), type(...)) and bool(actual == expected)
 
 
 def _matching(member: Any, pool: dict[Any, Any]) -> Any:
@@ -99,9 +108,9 @@ def _matching(member: Any, pool: dict[Any, Any]) -> Any:
 
 
 def _sets_equal(actual: Any, expected: Any) -> bool:
-    # Python's set equality would let True stand for 1; each member must also match
-    # its counterpart by the rules. Members of a set are distinct, so equal sizes and
-    # a counterpart for each member make a one-to-one match.
+    # Each member finds its counterpart by Python equality (hash, then ==) and must
+    # then match it by the rules too, as every other value does. Members of a set are
+    # distinct, so equal sizes and a counterpart for each make a one-to-one match.
     if len(actual) != len(expected):
         return False
     pool = {e: e for e in expected}

@@ -16,10 +16,13 @@ Comparison rules (the expected value decides; `e` is the expected value):
 123456700 passes | Python == (exact; 3.0 == 3) |
 | expected float (value, call) | an int or float within 1e-6, absolute or relative; nan only nan, inf only itself | \
 as the problem states, usually abs or rel error 1e-6 (rcmp6) | np.allclose (rtol 1e-5, atol 1e-8) | Python == (exact) |
-| bool | True/False match only themselves (never 1/0) | n/a | Python == (True == 1) | Python == (True == 1) |
+| bool | True never stands in for an expected 1; an expected True/False in an assert (value) takes the int 1/0 \
+too (a C-style predicate, as Python == in MBPP's harness), in call mode only itself (as LeetCode's serialised \
+answers) | n/a | Python == (True == 1) | Python == (True == 1) |
 | containers | same type (list is not tuple, except that call mode reads tuples as lists), length and members; \
-set members and dict keys by Python equality, then these rules | n/a | == with fallbacks (first element of a \
-one-element list) | tuples become lists, then == |
+set members and dict keys by Python equality, then these rules; in call mode with `outputs_wrapped` (each \
+output a list of one, as APPS and TACO store them), its element passes too | n/a | == with fallbacks (first \
+element of a one-element list) | tuples become lists, then == |
 | stdout lines | CRLF is LF; trailing blank lines ignored; the number of lines and of tokens per line must match \
 | wcmp: tokens only, line breaks ignored; lcmp: per line | several fallbacks, down to comparing token sets | \
 stripped lines, their number must match |

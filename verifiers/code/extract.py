@@ -64,19 +64,31 @@ def _program(text: str, language: str, defines: Sequence[str]) -> str | None:
     """The block of `text` that is the program (see `extract_code`), or None."""
     tagged: list[str] = []
     untagged: list[str] = []
+    unknown: list[str] = []
     for tag, body in fenced_blocks(text):
+        if not body.strip():
+            continue  # an empty block is no one's program (a stray fence opens one)
         if not tag:
             untagged.append(body)
         elif ALIASES.get(tag) == language:
             tagged.append(body)
-    blocks = tagged or untagged
+        elif tag not in ALIASES:
+            unknown.append(body)
+    # Blocks tagged with a name we do not know (`c`, `h`, `text`) come last: they
+    # hold the program more often than the whole text around them does.
+    blocks = tagged or untagged or unknown
     if not blocks:
         return None
-    prefixes = _definition_prefixes(language, defines)
     for block in reversed(blocks):
-        if any(line.startswith(prefixes) for line in block.split("\n")):
+        if defines_any(block, language, defines):
             return block
     return blocks[-1]
+
+
+def defines_any(code: str, language: str, names: Sequence[str]) -> bool:
+    """Whether a top-level line of `code` defines one of `names` in `language`."""
+    prefixes = _definition_prefixes(language, names)
+    return bool(prefixes) and any(line.startswith(prefixes) for line in code.split("\n"))
 
 
 def _definition_prefixes(language: str, names: Sequence[str]) -> tuple[str, ...]:
@@ -84,6 +96,8 @@ def _definition_prefixes(language: str, names: Sequence[str]) -> tuple[str, ...]
     forms: tuple[str, ...] = ()
     if language == "python":
         forms = ("def {}(", "async def {}(", "class {}(", "class {}:", "{} =", "{}=", "{}:")
+    elif language == "cpp":
+        forms = ("int {}(", "int {} (", "signed {}(", "int32_t {}(", "auto {}(")
     elif language == "javascript":
         forms = ("function {}(", "function {} (", "async function {}(", "const {}", "let {}", "var {}")
         forms += tuple(f"export {form}" for form in forms)
@@ -100,10 +114,12 @@ def fenced_blocks(text: str) -> list[tuple[str, str]]:
     blocks: list[tuple[str, str]] = []
     index = 0
     while index < len(lines):
-        fence = opening_fence(lines[index])
+        fence = opening_fence(lines[index]) or _opening_after_text(lines, index)
         index += 1
         if fence is None:
             continue
+        if not fence.tag and index < len(lines) and _opens_tagged(lines[index]):
+            continue  # a stray fence just before a block's own (```, then ```python)
         start, tag = index, fence.tag
         first = lines[index].strip().lower() if index < len(lines) else ""
         if not tag and first in ALIASES:
@@ -172,6 +188,33 @@ def opening_fence(line: str) -> Fence | None:
         return None
     words = info.split(maxsplit=1)
     return Fence(char, length, column, _language(words[0]) if words else "")
+
+
+def _opens_tagged(line: str) -> bool:
+    fence = opening_fence(line)
+    return fence is not None and fence.tag in ALIASES
+
+
+def _opening_after_text(lines: list[str], index: int) -> Fence | None:
+    """A backtick fence after text on line `index` (`Here is the code: ```python`), which
+    CommonMark does not open but a reader of the raw text sees open a block; only with
+    a language we know after it, which tells it from inline code, and not where the
+    next line that is not blank opens a fence itself (`... in ```python`, then the block:
+    prose that names the fence)."""
+    following = index + 1
+    while following < len(lines) and not lines[following].strip():
+        following += 1
+    if following < len(lines) and opening_fence(lines[following]) is not None:
+        return None
+    line = lines[index].rstrip()
+    end = line.rfind("`")
+    tag = _language(line[end + 1 :])
+    if end < 0 or tag not in ALIASES or tag != line[end + 1 :].lower():
+        return None
+    start = len(line[: end + 1].rstrip("`"))
+    if end + 1 - start < MIN_FENCE or not line[:start].strip():
+        return None
+    return Fence("`", end + 1 - start, 0, tag)
 
 
 def _language(word: str) -> str:

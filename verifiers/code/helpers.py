@@ -23,6 +23,7 @@ from collections.abc import Collection
 
 from rlvr.sandboxes.runner.names import global_reads
 from rlvr.verifiers.code.extract import fenced_blocks
+from rlvr.verifiers.turns import without_turn_tokens
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _KEPT = (*_DEFINITIONS, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)
@@ -31,13 +32,15 @@ _PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)
 
 def prompt_module(prompt: str) -> ast.Module:
     """The prompt's Python: the prompt itself if it parses, else its fenced blocks
-    that parse, in order. ValueError if it holds no Python at all."""
+    that parse, in order (in a prompt rendered through a chat template, a fence the
+    template closed with ```` ```<|im_end|> ```` closes there: `without_turn_tokens`).
+    ValueError if it holds no Python at all."""
     try:
         return ast.parse(prompt)
     except _PARSE_ERRORS:
         pass
     body: list[ast.stmt] = []
-    for _tag, block in fenced_blocks(prompt.replace("\r\n", "\n").replace("\r", "\n")):
+    for _tag, block in fenced_blocks(without_turn_tokens(prompt)):
         try:
             body.extend(ast.parse(block).body)
         except _PARSE_ERRORS:
@@ -68,6 +71,56 @@ def completion_head(prompt: str, entry_point: str) -> str | None:
     except _PARSE_ERRORS:
         return ast.unparse(module) + "\n"
     return prompt if prompt.endswith("\n") else prompt + "\n"
+
+
+def task_prompt(prompt: str, entry_point: str, max_chars: int) -> str | None:
+    """What of an item's prompt can stand in for a ground truth's missing one, as Python
+    source; None unless it is the task's code: at most `max_chars` long, holding Python
+    (itself, or in fenced blocks) that defines `entry_point` at its top level as a stub
+    to complete (a prompt holding an implementation would make any completion pass).
+
+    A prompt is the trainer's, not the policy's, but written for a reader: of its code
+    only what defines the task is kept (definitions, imports of the standard library,
+    names bound to literals), never an example of use (`result = f(3)`, `print(...)`,
+    `from solution import f`), which would run before the program and fail it."""
+    if len(prompt) > max_chars or entry_point not in prompt:
+        return None
+    try:
+        module = prompt_module(prompt)
+    except _PARSE_ERRORS:  # ValueError included: no Python at all
+        return None
+    kept = [node for node in module.body if _task_statement(node)]
+    stubs = [node for node in kept if isinstance(node, _FUNCTIONS) and node.name == entry_point]
+    if len(stubs) != 1 or not _open_stub(stubs[0]):
+        return None
+    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _task_statement(node: ast.stmt) -> bool:
+    """A statement of a prompt's code that defines the task (`task_prompt`)."""
+    if isinstance(node, _DEFINITIONS):
+        return True
+    if isinstance(node, ast.Import):
+        return all(alias.name.split(".")[0] in sys.stdlib_module_names for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return node.level == 0 and (node.module or "").split(".")[0] in sys.stdlib_module_names
+    if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+        try:
+            ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return all(isinstance(target, ast.Name) for target in targets)
+    return False
+
+
+def _open_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A definition the model is to complete: its body only a docstring, placeholders
+    and imports (HumanEval/115 imports before its docstring)."""
+    return all(_is_docstring(s) or _placeholder(s) or isinstance(s, ast.Import | ast.ImportFrom) for s in node.body)
 
 
 def _kept(node: ast.stmt, entry_point: str) -> bool:
@@ -101,6 +154,20 @@ def _placeholder(node: ast.stmt) -> bool:
         exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
         return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
     return False
+
+
+def bound_names(source: str) -> set[str]:
+    """The names the top level of `source` (what `trusted_helpers` gives) binds."""
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, _DEFINITIONS):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(target.id for target in targets if isinstance(target, ast.Name))
+    return names
 
 
 def names_from_program(test: str, entry_point: str) -> list[str]:

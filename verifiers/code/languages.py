@@ -10,6 +10,8 @@ ALIASES = {
     "c++": "cpp",
     "cxx": "cpp",
     "cc": "cpp",
+    # The standard a C++ block is written to, as models and judges name it.
+    **{f"{name}{std}": "cpp" for name in ("c++", "cpp", "gnu++") for std in ("11", "14", "17", "20", "23")},
     "javascript": "javascript",
     "js": "javascript",
     "node": "javascript",

@@ -89,7 +89,8 @@ class HumanEvalTests(_Strict):
         max_length=MAX_CODE_CHARS,
         description="The task's prompt (HumanEval's `prompt` column, or text with it in a fenced block). "
         "The functions it defines whole, other than the entry point, are what the check calls: "
-        "they come from here, never from the program, which could redefine them.",
+        "they come from here, never from the program, which could redefine them. Where it is absent, "
+        "the item's prompt stands in if it holds Python defining the entry point.",
     )
 
     @model_validator(mode="after")
@@ -112,10 +113,18 @@ class CallTests(_Strict):
     inputs: list[list[Any]] = Field(min_length=1, max_length=MAX_TESTS)
     outputs: list[Any] = Field(min_length=1, max_length=MAX_TESTS)
     language: Language = "python"
+    outputs_wrapped: bool = Field(
+        False,
+        description="Each output is the expected value wrapped in a list of one, as APPS and TACO store "
+        "call-based outputs: the value inside passes, and so does the list, as their harness accepts either. "
+        "Not inferred: elsewhere a list of one is an answer, and its element a wrong one.",
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> CallTests:
         _require_same_length(self.inputs, self.outputs)
+        if self.outputs_wrapped and not all(type(o) is list and len(o) == 1 for o in self.outputs):
+            raise ValueError("outputs_wrapped: every output must then be a list of one value")
         if self.language == "cpp":
             raise ValueError("call-based tests are supported for python and javascript")
         return self

@@ -21,12 +21,17 @@ _DEFAULT: dict[str, CodeVerifier] = {"verifier": _VERIFIER}
 
 
 def grade(
-    response: str, ground_truth: dict[str, Any], *, verifier: CodeVerifier | None = None, **params: Any
+    response: str,
+    ground_truth: dict[str, Any],
+    *,
+    verifier: CodeVerifier | None = None,
+    prompt: str = "",
+    **params: Any,
 ) -> Outcome:
     verifier = verifier or _DEFAULT["verifier"]
     p = CodeParams(**params)
     prepared = verifier.prepare(p, _GT.validate_python(ground_truth))
-    return verifier.verify(GradeInput("", response), p, prepared)
+    return verifier.verify(GradeInput(prompt, response), p, prepared)
 
 
 @pytest.fixture(scope="session")
@@ -58,16 +63,18 @@ def grade_many(
     *,
     verifier: CodeVerifier | None = None,
     deadline_s: float = 30.0,
+    prompts: list[str] | None = None,
     **params: Any,
 ) -> tuple[list[Outcome | None], list[Outcome]]:
-    """(response, ground truth) pairs verified as one batch: what `verify_many` said of
-    each, and each item's final outcome, as a worker has it (an item the batch could
-    not judge verified alone)."""
+    """(response, ground truth) pairs verified as one batch, with the items' `prompts`
+    if given: what `verify_many` said of each, and each item's final outcome, as a
+    worker has it (an item the batch could not judge verified alone)."""
     verifier = verifier or _DEFAULT["verifier"]
     p = CodeParams(**params)
+    prompts = prompts or [""] * len(entries)
     batch = [
-        BatchEntry(GradeInput("", response), p, verifier.prepare(p, _GT.validate_python(gt)), deadline_s)
-        for response, gt in entries
+        BatchEntry(GradeInput(prompt, response), p, verifier.prepare(p, _GT.validate_python(gt)), deadline_s)
+        for (response, gt), prompt in zip(entries, prompts, strict=True)
     ]
     said = verifier.verify_many(batch)
     final = [

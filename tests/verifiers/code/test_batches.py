@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunResult, Status
-from rlvr.verifiers.code.verifier import _judged_by_company
+from rlvr.verifiers.code.grading import judged_by_company
 from tests.verifiers.code.conftest import grade, grade_many
 from tests.verifiers.code.test_masking_property import GROUND_TRUTHS, QUICK_ACTIONS, _program
 
@@ -131,4 +131,4 @@ def test_a_job_in_a_batch_stops_at_its_items_deadline() -> None:
     ],
 )
 def test_which_runs_contention_may_have_decided(result: RunResult, left_to_verify: bool) -> None:
-    assert _judged_by_company(result) is left_to_verify
+    assert judged_by_company(result) is left_to_verify

@@ -1,6 +1,7 @@
 """Class 5: integers compare exactly, a tolerance applies only where the expected
-value is a float, and bool is not a number. Families of near misses, generated from
-the rule, in each of the comparator's three entry points and through the verifier."""
+value is a float, and bool is a number only where Python's `==` decides (an assert),
+never in call-based JSON. Families of near misses, generated from the rule, in each of
+the comparator's three entry points and through the verifier."""
 
 from __future__ import annotations
 
@@ -70,27 +71,66 @@ def test_stdout_int_tokens_compare_by_value(got: str, want: str) -> None:
     assert compare.token_equal(got, want) and compare.token_equal(want, got)
 
 
-BOOL_CASES: list[tuple[Any, Any]] = [
+# A bool never stands in for an expected number (nor a float for an expected bool).
+BOOL_FOR_NUMBER: list[tuple[Any, Any]] = [
     (True, 1),
     (False, 0),
-    (1, True),
-    (0, False),
-    (1.0, True),
     (True, 1.0),
+    (1.0, True),
     ([True], [1]),
-    ((0,), (False,)),
     ({"a": True}, {"a": 1}),
     ({True}, {1}),
+    ((1, True), (1, 1)),
+]
+
+
+@pytest.mark.parametrize(("actual", "expected"), BOOL_FOR_NUMBER)
+def test_bool_is_not_a_number(actual: Any, expected: Any) -> None:
+    assert not compare.python_equal(actual, expected)
+    if type(expected) in (bool, int, float, list):
+        assert not compare.json_equal(actual, expected)
+
+
+# The int 1 or 0 a C-style predicate returns, where a bool is expected: equal to an
+# assert (as Python's `==`), never in call-based JSON.
+INT_FOR_BOOL: list[tuple[Any, Any]] = [
+    (1, True),
+    (0, False),
+    ((0,), (False,)),
+    ([1, 0], [True, False]),
+    ({"a": 1}, {"a": True}),
     ({1: "x"}, {True: "x"}),
     (frozenset({(0, 1)}), frozenset({(False, True)})),
 ]
 
 
-@pytest.mark.parametrize(("actual", "expected"), BOOL_CASES)
-def test_bool_is_not_a_number(actual: Any, expected: Any) -> None:
-    assert not compare.python_equal(actual, expected)
+@pytest.mark.parametrize(("actual", "expected"), INT_FOR_BOOL)
+def test_an_int_stands_for_a_bool_in_an_assert_only(actual: Any, expected: Any) -> None:
+    assert compare.python_equal(actual, expected) is (actual == expected) is True
     if type(expected) in (bool, int, float, list):
         assert not compare.json_equal(actual, expected)
+
+
+BOOL_MISSES: list[tuple[Any, Any]] = [
+    (True, 2),
+    (2, True),
+    (False, 1),
+    (True, 0.5),
+    (1.5, True),
+    (0.0000001, False),  # an expected bool asks for no tolerance
+    ([True, 2], [1, 1]),
+    ({True}, {2}),
+    (True, "True"),
+    (None, False),
+    ((True,), [1]),
+]
+
+
+@pytest.mark.parametrize(("actual", "expected"), BOOL_MISSES)
+def test_a_bool_an_assert_would_fail_fails(actual: Any, expected: Any) -> None:
+    assert not compare.python_equal(actual, expected)
+    if float not in (type(actual), type(expected)):  # an expected float has its tolerance
+        assert not compare.python_equal(expected, actual)
 
 
 FLOATS = [0.1, 1.0, -2.5, 1 / 3, 123456.789, 1e-12, 6.02e23, -1e300, 1e-300, 0.0]
@@ -228,3 +268,56 @@ def test_near_zero_floats_through_the_verifier(mode: str, expected: str, printed
         program = f"def f():\n    return {printed}\n"
     out = grade(program, gt)
     assert out.score == (1.0 if right else 0.0) and not out.mask, out.reason
+
+
+# (program, assert-style tests, call-based outputs for the same inputs): an int where
+# the expected value is a bool.
+BOOL_PROGRAMS = {
+    "odd_as_remainder": (
+        "def f(n):\n    return n % 2\n",
+        ["assert f(3) == True", "assert f(4) == False"],
+        [True, False],
+    ),
+    "odd_as_bit": ("def f(n):\n    return n & 1\n", ["assert f(3) == True", "assert f(8) == False"], [True, False]),
+    "found_as_count": (
+        "def f(n):\n    return [1, 2, 3].count(n)\n",
+        ["assert f(3) == True", "assert f(7) == False"],
+        [True, False],
+    ),
+    "ints_in_a_list": (
+        "def f(n):\n    return [n % 2, int(n % 3 == 1)]\n",
+        ["assert f(3) == [True, False]", "assert f(4) == [False, True]"],
+        [[True, False], [False, True]],
+    ),
+}
+
+
+@pytest.mark.usefixtures("isolated")
+@pytest.mark.parametrize("name", sorted(BOOL_PROGRAMS))
+def test_an_assert_takes_an_int_for_a_bool_and_call_mode_does_not(name: str) -> None:
+    program, tests, outputs = BOOL_PROGRAMS[name]
+    assert grade(program, {"tests": tests}).score == 1.0
+    inputs = [[int(t.split("f(")[1].split(")")[0])] for t in tests]
+    out = grade(program, {"fn_name": "f", "inputs": inputs, "outputs": outputs})
+    assert out.score == 0.0 and not out.mask, out.reason
+
+
+@pytest.mark.usefixtures("isolated")
+@pytest.mark.parametrize(
+    ("program", "tests"),
+    [
+        ("def f(n):\n    return n > 2\n", ["assert f(3) == 1", "assert f(1) == 0"]),
+        ("def f(n):\n    return float(n > 2)\n", ["assert f(3) == True", "assert f(1) == False"]),
+        ("def f(n):\n    return [n > 2]\n", ["assert f(3) == [1]", "assert f(1) == [0]"]),
+    ],
+    ids=["bool_for_count", "float_for_bool", "bools_for_counts"],
+)
+def test_a_bool_for_a_number_or_a_float_for_a_bool_fails_an_assert(program: str, tests: list[str]) -> None:
+    out = grade(program, {"tests": tests})
+    assert out.score == 0.0 and not out.mask, out.reason
+
+
+@pytest.mark.usefixtures("isolated")
+def test_a_wrong_bool_still_fails_an_assert() -> None:
+    out = grade("def f(n):\n    return n % 3\n", {"tests": ["assert f(5) == True", "assert f(3) == False"]})
+    assert out.score == 0.0 and not out.mask, out.reason

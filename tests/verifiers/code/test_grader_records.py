@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from rlvr.sandboxes import RunResult, Status
 from rlvr.sandboxes.runner import wire
 from rlvr.verifiers.code import CodeParams, compare
-from rlvr.verifiers.code.verifier import Prepared, grade
+from rlvr.verifiers.code.grading import Prepared, grade
 
 TAGS = ["$t", "$s", "$fs", "$d", "$c", "$f", "$b", "$h", "$type", "$", "$x", "$T"]
 # An expected value no generated record holds by chance: every test must fail.

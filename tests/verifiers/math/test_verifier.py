@@ -124,7 +124,7 @@ def test_through_the_unit_runner() -> None:
     results = []
     for response in (r"\boxed{4}", r"\boxed{5}", "no answer"):
         pk = prepared_key("math", MathVerifier.version, canonical_json({}), canonical_json("4"))
-        unit = Unit(unit_key(pk, response), pk, "math", {}, "4", "", response, 2.0)
+        unit = Unit(unit_key(pk, "", response), pk, "math", {}, "4", "", response, 2.0)
         results.append(runner.run(unit))
     assert [r.verdict for r in results] == ["correct", "incorrect", "no_answer"]
     assert all(not r.mask for r in results)

@@ -1,0 +1,70 @@
+"""A JavaScript call-based program may be written as a CommonJS module.
+
+The class: the harness loads the program into node's global scope, where `module`,
+`exports` and `require` did not exist. A correct program that exported its function
+(`module.exports = f`), required a module at its top level, or kept a demo behind
+`require.main === module` failed to load, and the reason said only that the run ended
+early. Now the program runs with a module of its own (not the main one), the function
+is found as a global or among its exports, and a load failure says what failed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.verifiers.code.conftest import grade
+from tests.verifiers.code.test_formats import needs_node
+
+pytestmark = [pytest.mark.usefixtures("isolated"), needs_node]
+
+CALLS = {"fn_name": "f", "inputs": [[2], [5]], "outputs": [4, 10], "language": "javascript"}
+DOUBLE = "function f(x) { return x * 2; }\n"
+
+PROGRAMS = {
+    "module_exports_function": DOUBLE + "module.exports = f;\n",
+    "module_exports_object": DOUBLE + "module.exports = { f };\n",
+    "exports_property": DOUBLE + "exports.f = f;\n",
+    "exported_arrow_only": "module.exports = { f: (x) => x * 2 };\n",
+    "exported_anonymous_only": "module.exports = function (x) { return x * 2; };\n",
+    "require_at_top": "const assert = require('assert');\nconst util = require('util');\n" + DOUBLE,
+    "require_main_guard": DOUBLE + "if (require.main === module) {\n  console.log(f(21));\n}\n",
+    "filename_and_dirname": "const here = __dirname + '/' + require('path').basename(__filename);\n" + DOUBLE,
+    "strict_mode": "'use strict';\n" + DOUBLE + "module.exports = { f };\n",
+    "const_arrow": "const f = (x) => x * 2;\nmodule.exports = f;\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_a_module_passes(name: str) -> None:
+    out = grade(f"```javascript\n{PROGRAMS[name]}```", CALLS, timeout_s=10)
+    assert out.score == 1.0, (out.verdict, out.reason)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_a_wrong_module_fails(name: str) -> None:
+    wrong = PROGRAMS[name].replace("x * 2", "x * 3")
+    out = grade(f"```javascript\n{wrong}```", CALLS, timeout_s=10)
+    assert out.score == 0.0 and not out.mask, out.reason
+
+
+@pytest.mark.parametrize(
+    ("program", "said"),
+    [
+        ("throw new Error('boom at load');\n" + DOUBLE, "boom at load"),
+        ("function g(x) { return x * 2; }\n", "f is not defined"),
+        ("const f = 42;\n", "f is not defined"),
+        ("module.exports = { g: (x) => x };\n", "f is not defined"),
+        ("require('no-such-module');\n" + DOUBLE, "no-such-module"),
+    ],
+    ids=["throws", "no_f", "f_not_a_function", "exports_other", "missing_module"],
+)
+def test_a_load_failure_says_what_failed(program: str, said: str) -> None:
+    out = grade(f"```javascript\n{program}```", CALLS, timeout_s=10)
+    assert out.score == 0.0 and not out.mask and said in out.reason, out.reason
+
+
+def test_the_main_guard_does_not_run() -> None:
+    """The guarded demo would print; a program that is not the main module never
+    reaches it (here it would throw)."""
+    program = DOUBLE + "if (require.main === module) {\n  throw new Error('ran as main');\n}\n"
+    assert grade(f"```javascript\n{program}```", CALLS, timeout_s=10).score == 1.0
