@@ -45,11 +45,13 @@ class Privileges(Protocol):
     def drop_trusted(self) -> None: ...
 
 
-def module_namespace(name: str, own_builtins: Any = builtins) -> dict[str, Any]:
-    """The globals of a module `name`, registered in `sys.modules` as a file's module
-    would be: what `dataclasses` reads to resolve string annotations (`from __future__
-    import annotations`), `pickle` to find a class, `typing.get_type_hints` a name."""
+def module_namespace(name: str, filename: str, own_builtins: Any = builtins) -> dict[str, Any]:
+    """The globals of a module `name` loaded from `filename`, registered in `sys.modules`
+    as a file's module would be: what `dataclasses` reads to resolve string annotations
+    (`from __future__ import annotations`), `pickle` to find a class, `typing.get_type_hints`
+    a name; and `__file__`, which a script may name."""
     module = ModuleType(name)
+    module.__file__ = filename
     module.__builtins__ = own_builtins  # type: ignore[attr-defined]  # a module global like any other
     sys.modules[name] = module
     return module.__dict__

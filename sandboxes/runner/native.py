@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import time
 from collections.abc import Callable
@@ -144,9 +145,25 @@ def _prepare_cpp(job: dict[str, Any], channel: core.Channel) -> Program | None:
     return ["/tmp/main"], int(job["memory_mb"])
 
 
+# ES module exports, which models write for node and a CommonJS file (what node runs a
+# `.js` as) cannot hold: `export` before a declaration goes, the declaration stays; an
+# `export { f }` or `export default f;` line goes. Anchored at line starts, linear.
+_EXPORT_DECLARATION = re.compile(
+    r"^export[ \t]+(?:default[ \t]+)?(?=(?:async[ \t]+)?function\b|class\b|const\b|let\b|var\b)", re.MULTILINE
+)
+_EXPORT_LINE = re.compile(r"^export[ \t]*(?:\{[^}\n]*\}|default[ \t]+[A-Za-z_$][\w$]*)[ \t]*;?[ \t]*$", re.MULTILINE)
+
+
+def without_exports(code: str) -> str:
+    """`code` with its ES module exports taken out (see above)."""
+    if "export" not in code:
+        return code
+    return _EXPORT_LINE.sub("", _EXPORT_DECLARATION.sub("", code))
+
+
 def _prepare_javascript(job: dict[str, Any], channel: core.Channel) -> Program | None:
     with open("/tmp/main.js", "w") as f:
-        f.write(job["code"])
+        f.write(without_exports(job["code"]))
     step = _check(job, [job["node"], "--check", "/tmp/main.js"])
     if step["s"] != "ok":
         channel.write({"load": "error", "e": "syntax check failed:\n" + step["out"][-4000:]})

@@ -122,7 +122,7 @@ def _python(code: str) -> Callable[[], None]:
         status = 0
         try:
             program = compile(code, "main.py", "exec", dont_inherit=True)
-            exec(program, core.module_namespace("__main__"))
+            exec(program, core.module_namespace("__main__", "main.py"))
         except SystemExit as exc:
             status = _exit_status(exc)
         except MemoryError:

@@ -132,7 +132,7 @@ def program_namespace(job: dict[str, Any], name: str) -> dict[str, Any]:
     + completion). The program may rebind any of them."""
     environment = job.get("environment")
     own_builtins = preludes.builtins_for(environment) if type(environment) is str else builtins
-    ns = core.module_namespace(name, own_builtins)
+    ns = core.module_namespace(name, "solution.py", own_builtins)
     prelude = job.get("prelude")
     if type(prelude) is str and prelude:
         compiled = job.get("prelude_program")
@@ -284,7 +284,7 @@ def _stdio(job: dict[str, Any], program: CodeType, channel: core.Channel) -> int
         atexit._clear()  # the program's own handlers only
         code = 0
         try:
-            exec(program, core.module_namespace("__main__"))
+            exec(program, core.module_namespace("__main__", "solution.py"))
         except SystemExit as exc:
             code = 0 if exc.code is None or exc.code == 0 else 1
         except MemoryError:

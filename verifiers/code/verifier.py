@@ -101,8 +101,8 @@ class CodeVerifier:
     # holds the task's code; a response ends at its first chat-template token; stdin
     # is a file; the program is a module in `sys.modules`; empty blocks, unknown tags,
     # a fence after text and C++ sample blocks; an assert's bools are Python's; APPS's
-    # wrapped call outputs; JavaScript CommonJS modules; the job wall follows the
-    # item's deadline; a C++ stack grows up to the memory limit.
+    # wrapped call outputs; JavaScript CommonJS and ES modules; the job wall follows
+    # the item's deadline; a C++ stack grows up to the memory limit; `__file__`.
     version = "1.7.0"
     description = (
         "Runs the response's program (the last fenced block of the language that defines what the tests "

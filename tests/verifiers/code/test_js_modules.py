@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from rlvr.sandboxes.runner.native import without_exports
 from tests.verifiers.code.conftest import grade
 from tests.verifiers.code.test_formats import needs_node
 
@@ -68,3 +69,45 @@ def test_the_main_guard_does_not_run() -> None:
     reaches it (here it would throw)."""
     program = DOUBLE + "if (require.main === module) {\n  throw new Error('ran as main');\n}\n"
     assert grade(f"```javascript\n{program}```", CALLS, timeout_s=10).score == 1.0
+
+
+# ES module exports, which node cannot run in a `.js` file: they go, what they export stays.
+ESM = {
+    "export_function": "export function f(x) { return x * 2; }\n",
+    "export_default_function": "export default function f(x) { return x * 2; }\n",
+    "export_const_arrow": "export const f = (x) => x * 2;\n",
+    "export_list": DOUBLE + "export { f };\n",
+    "export_default_name": DOUBLE + "export default f;\n",
+    "export_class_and_function": "export class Helper {}\nexport function f(x) { return x * 2; }\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESM))
+def test_an_es_module_passes(name: str) -> None:
+    out = grade(f"```javascript\n{ESM[name]}```", CALLS, timeout_s=10)
+    assert out.score == 1.0, (out.verdict, out.reason)
+    wrong = grade(f"```javascript\n{ESM[name].replace('x * 2', 'x * 3')}```", CALLS, timeout_s=10)
+    assert wrong.score == 0.0 and not wrong.mask, wrong.reason
+
+
+def test_an_es_module_script_passes() -> None:
+    program = "const fs = require('fs');\nexport function main() {\n"
+    program += "  console.log(2 * Number(fs.readFileSync(0, 'utf8').trim()));\n}\nmain();\n"
+    gt = {"inputs": ["21\n"], "outputs": ["42\n"], "language": "javascript"}
+    out = grade(f"```javascript\n{program}```", gt, timeout_s=10)
+    assert out.score == 1.0, (out.verdict, out.reason)
+
+
+@pytest.mark.parametrize(
+    ("code", "kept"),
+    [
+        ("export function f() {}\n", "function f() {}\n"),
+        ("  export function f() {}\n", "  export function f() {}\n"),  # not at a line's start: not ours to touch
+        ("const s = 'export { f }';\n", "const s = 'export { f }';\n"),
+        ("export { f, g as h };\nx();\n", "\nx();\n"),
+        ("exports.f = f;\n", "exports.f = f;\n"),
+        ("export" + " " * 50_000 + "x\n", "export" + " " * 50_000 + "x\n"),
+    ],
+)
+def test_without_exports(code: str, kept: str) -> None:
+    assert without_exports(code) == kept

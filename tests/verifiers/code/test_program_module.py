@@ -51,6 +51,7 @@ PROGRAMS = {
         "def g(t: Two) -> int:\n    return t.n\n\n"
         "def f(x):\n    return typing.get_type_hints(g)['t'].n * x\n"
     ),
+    "dunder_file": ("import os\n\ndef f(x):\n    return 2 * x if os.path.basename(__file__) == 'solution.py' else 0\n"),
     "own_module": "import sys\n\ndef f(x):\n    return sys.modules[__name__].TWO * x\n\nTWO = 2\n",
     "named_tuple_future": (
         "from __future__ import annotations\nfrom typing import NamedTuple\n\nclass P(NamedTuple):\n    v: int\n\n"
