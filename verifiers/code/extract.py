@@ -200,12 +200,8 @@ def _opening_after_text(lines: list[str], index: int) -> Fence | None:
     CommonMark does not open but a reader of the raw text sees open a block; only with
     a language we know after it, which tells it from inline code, and not where the
     next line that is not blank opens a fence itself (`... in ```python`, then the block:
-    prose that names the fence)."""
-    following = index + 1
-    while following < len(lines) and not lines[following].strip():
-        following += 1
-    if following < len(lines) and opening_fence(lines[following]) is not None:
-        return None
+    prose that names the fence). The line is looked at first: only such a line looks on
+    past the blank lines after it, so each blank line is passed over once."""
     line = lines[index].rstrip()
     end = line.rfind("`")
     tag = _language(line[end + 1 :])
@@ -213,6 +209,11 @@ def _opening_after_text(lines: list[str], index: int) -> Fence | None:
         return None
     start = len(line[: end + 1].rstrip("`"))
     if end + 1 - start < MIN_FENCE or not line[:start].strip():
+        return None
+    following = index + 1
+    while following < len(lines) and not lines[following].strip():
+        following += 1
+    if following < len(lines) and opening_fence(lines[following]) is not None:
         return None
     return Fence("`", end + 1 - start, 0, tag)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.verifiers.code.extract import extract_code
+from rlvr.verifiers.code.extract import extract_code, fenced_blocks
 from tests.verifiers.code.conftest import grade
 from tests.verifiers.code.test_formats import needs_gxx
 
@@ -139,3 +139,21 @@ def test_a_program_indented_as_a_whole(indent: str, gt: str) -> None:
     assert out.score == 1.0, (out.verdict, out.reason)
     wrong = program.replace("a + b", "a - b")
     assert grade(wrong, truths[gt]).score == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x ```python\n" * 100_000,
+        ("x ```python\n" + "\n" * 1000) * 200,
+        "\n" * 300_000 + "x ```python\n",
+        "```\n```python\n" * 50_000,
+        "\r" * 500_000 + "x ```py\r",
+    ],
+    ids=["after_text_lines", "after_text_then_blanks", "blanks_then_after_text", "stray_pairs", "cr_then_after_text"],
+)
+def test_hostile_texts_for_the_new_rules(text: str) -> None:
+    """Fences after text and stray fences, many times over: one pass (a look-ahead from
+    every line over the blank lines after it would not finish)."""
+    blocks = fenced_blocks(text)
+    assert all(type(tag) is str and type(body) is str for tag, body in blocks)
