@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlvr.verifiers.turns import cut_at_turn_end, cut_code_at_turn_end, without_turn_tokens
 
@@ -79,3 +81,20 @@ def test_cut_code_at_turn_end_on_many_tokens(text: str) -> None:
     but by the text's end."""
     cut = cut_code_at_turn_end(text)
     assert text.startswith(cut)
+
+
+# Pieces a decoded response is made of, tokens and near-misses among them.
+PIECES = ["<|im_end|>", "<|eot_id|>", "<|im_start|>", "<|", "|>", "```", "~~~", "\n", "\r\n", " ", "\t", "x", "'", "#"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=60))
+def test_cut_code_is_a_prefix_that_ends_before_a_turn_token(parts: list[str]) -> None:
+    text = "".join(parts)
+    cut = cut_code_at_turn_end(text)
+    assert text.startswith(cut)
+    assert len(cut) >= len(cut_at_turn_end(text))  # never earlier than the first token
+    if cut != text:  # it ends where a whole token starts
+        assert text[len(cut) :].startswith(("<|im_end|>", "<|eot_id|>", "<|im_start|>"))
+    if "<|" not in text:
+        assert cut == text

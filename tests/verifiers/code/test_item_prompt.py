@@ -19,6 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from rlvr.verifiers.base import GradeInput
@@ -273,3 +275,51 @@ def test_over_http(http: httpx.Client) -> None:
     r = http.post("/v1/grade", json={"items": [{**item, "response": response} for response in responses]})
     assert r.status_code == 200, r.text
     assert [x["reward"] for x in r.json()["results"]] == [1.0, 1.0, 0.0]
+
+
+PROMPT_PIECES = [
+    "def f(x):\n",
+    "    '''doc'''\n",
+    "    pass\n",
+    "    return x\n",
+    "import math\n",
+    "from solution import f\n",
+    "result = f(3)\n",
+    "N = 3\n",
+    "```python\n",
+    "```\n",
+    "<|im_end|>",
+    "Write f.\n",
+    "def g(y):\n    return y\n",
+    "(\n",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PROMPT_PIECES), max_size=20))
+def test_task_prompt_is_total_and_keeps_only_a_stub_task(parts: list[str]) -> None:
+    """Any prompt: None, or Python that parses, defines `f` once as a stub, and runs
+    nothing but definitions, standard-library imports and literal assignments."""
+    kept = helpers.task_prompt("".join(parts), "f", MAX_CODE_CHARS)
+    if kept is None:
+        return
+    module = ast.parse(kept)
+    entry = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "f"]
+    assert len(entry) == 1 and all(
+        isinstance(s, ast.Expr | ast.Pass | ast.Import | ast.ImportFrom) for s in entry[0].body
+    )
+    for node in module.body:
+        assert isinstance(
+            node,
+            ast.FunctionDef
+            | ast.AsyncFunctionDef
+            | ast.ClassDef
+            | ast.Import
+            | ast.ImportFrom
+            | ast.Assign
+            | ast.AnnAssign,
+        )
+        if isinstance(node, ast.ImportFrom):
+            assert node.module != "solution"
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            ast.literal_eval(node.value)  # type: ignore[arg-type]

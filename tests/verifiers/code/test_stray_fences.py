@@ -9,6 +9,8 @@ scored 0."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlvr.verifiers.code.extract import extract_code, fenced_blocks
 from tests.verifiers.code.conftest import grade
@@ -157,3 +159,31 @@ def test_hostile_texts_for_the_new_rules(text: str) -> None:
     every line over the blank lines after it would not finish)."""
     blocks = fenced_blocks(text)
     assert all(type(tag) is str and type(body) is str for tag, body in blocks)
+
+
+FENCE_PIECES = [
+    "```",
+    "```python",
+    "```cpp",
+    "```text",
+    "~~~",
+    "x ```python",
+    "    ",
+    "\n",
+    "\r\n",
+    "def add(a, b):",
+    "a",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FENCE_PIECES), max_size=40), st.sampled_from(["python", "cpp", "javascript"]))
+def test_extraction_is_total_on_fence_soup(parts: list[str], language: str) -> None:
+    """Any mix of fences, stray and after text: a program is always found (a block's
+    code, or the text itself), and never an empty block where another has code."""
+    text = "".join(parts)
+    code = extract_code(text, language, ["add"])
+    assert type(code) is str
+    bodies = [body for _, body in fenced_blocks(text) if body.strip()]
+    if code.strip() == "" and bodies:
+        raise AssertionError((text, bodies))
