@@ -13,8 +13,8 @@ $(VENV)/bin/python:
 	$(PIP) install --quiet --upgrade pip "setuptools>=68" wheel
 
 # Stamps are named after pyproject.toml's hash, so changing dependencies reinstalls; and
-# after the C extension's source, which the install compiles (sandboxes/local/_jobstart.c).
-DEPS_HASH := $(shell cat pyproject.toml examples/rlvr-plugin-example/pyproject.toml sandboxes/local/_jobstart.c | cksum | cut -d' ' -f1)
+# after the C extension's source, which the install compiles (src/rlvr/sandboxes/local/_jobstart.c).
+DEPS_HASH := $(shell cat pyproject.toml examples/rlvr-plugin-example/pyproject.toml src/rlvr/sandboxes/local/_jobstart.c | cksum | cut -d' ' -f1)
 
 $(VENV)/.run-$(DEPS_HASH): $(VENV)/bin/python
 	$(PIP) install --quiet -e .
@@ -39,14 +39,14 @@ $(VENV)/.train-$(DEPS_HASH): $(VENV)/bin/python
 # GRPO on the built-in arithmetic task against a local `rlvr serve`: runs/demo/summary.json,
 # log.jsonl and curves.png.
 train-demo: $(VENV)/.train-$(DEPS_HASH)
-	$(VENV)/bin/rlvr train --config trainer/grpo/demo.yaml
+	$(VENV)/bin/rlvr train --config src/rlvr/trainer/grpo/demo.yaml
 
 # The package's bytecode, as a wheel install has it (an editable one has none, and
 # PYTHONDONTWRITEBYTECODE may keep Python from writing it): the sandbox's zygote then
 # loads its modules instead of compiling them, which would leave garbage in the heap
 # that every job's fork copies. Only changed files are compiled again.
 bytecode: $(VENV)/bin/python
-	$(PY) -m compileall -q rlvr sandboxes service verifiers trainer
+	$(PY) -m compileall -q src/rlvr
 
 run: $(VENV)/.run-$(DEPS_HASH) bytecode
 	$(VENV)/bin/rlvr serve --host $(HOST) --port $(PORT)

@@ -17,7 +17,7 @@ from _pytest.doctest import DoctestItem, DoctestModule
 
 from tests.services import Cluster, RedisServer, Server, install_plugins, require
 
-PACKAGE = Path(__file__).resolve().parent / "rlvr"
+PACKAGE = Path(__file__).resolve().parent / "src" / "rlvr"
 
 
 @pytest.fixture(scope="session")

@@ -235,7 +235,10 @@ def fork_floor_items(items: list[dict[str, Any]], procs: int) -> float:
 def _start_server(port: int, root: Path = ROOT) -> subprocess.Popen[bytes]:
     rlvr = root / ".venv" / "bin" / "rlvr"
     cmd = [str(rlvr)] if rlvr.exists() else [sys.executable, "-m", "rlvr"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)}
+    # A checkout before the src/ layout holds `rlvr` at its root.
+    package_root = root / "src" if (root / "src" / "rlvr").is_dir() else root
+    paths = (str(package_root), os.environ.get("PYTHONPATH"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     return subprocess.Popen(
         [*cmd, "serve", "--port", str(port)], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -285,8 +288,8 @@ def main() -> None:
     parser.add_argument("--fork-client", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     for other in args.against:
-        if not (other / "rlvr" / "__init__.py").is_file():
-            parser.error(f"--against {other}: not a checkout of rlvr (no rlvr/__init__.py there)")
+        if not any((other / where / "__init__.py").is_file() for where in ("src/rlvr", "rlvr")):
+            parser.error(f"--against {other}: not a checkout of rlvr (no src/rlvr/__init__.py there)")
     if args.turns < 1:
         parser.error("--turns: at least 1")
     if args.client:

@@ -87,7 +87,7 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=6000)
     ap.add_argument("--batch", type=int, default=1000)
     args = ap.parse_args()
-    env = {**os.environ, "RLVR_LOG_LEVEL": "warning", "RLVR_CACHE_ENTRIES": "0", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "RLVR_LOG_LEVEL": "warning", "RLVR_CACHE_ENTRIES": "0", "PYTHONPATH": str(ROOT / "src")}
     rport = free_port()
     redis = subprocess.Popen(
         ["redis-server", "--port", str(rport), "--save", "", "--dir", tempfile.mkdtemp()], stdout=subprocess.DEVNULL

@@ -15,12 +15,12 @@ RUN apt-get update \
  && useradd --uid 10001 --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin sandbox
 
 # Only the runner and what it imports (standard library only): no pip, no wheels.
-COPY rlvr/__init__.py rlvr/errors.py /opt/rlvr/rlvr/
-COPY sandboxes/__init__.py sandboxes/base.py /opt/rlvr/rlvr/sandboxes/
-COPY sandboxes/runner/ /opt/rlvr/rlvr/sandboxes/runner/
+COPY src/rlvr/__init__.py src/rlvr/errors.py /opt/rlvr/rlvr/
+COPY src/rlvr/sandboxes/__init__.py src/rlvr/sandboxes/base.py /opt/rlvr/rlvr/sandboxes/
+COPY src/rlvr/sandboxes/runner/ /opt/rlvr/rlvr/sandboxes/runner/
 # The local backend's seccomp filters are applied inside too (rlvr.sandboxes.docker.inside).
-COPY sandboxes/local/ /opt/rlvr/rlvr/sandboxes/local/
-COPY sandboxes/docker/__init__.py sandboxes/docker/protocol.py sandboxes/docker/inside.py /opt/rlvr/rlvr/sandboxes/docker/
+COPY src/rlvr/sandboxes/local/ /opt/rlvr/rlvr/sandboxes/local/
+COPY src/rlvr/sandboxes/docker/__init__.py src/rlvr/sandboxes/docker/protocol.py src/rlvr/sandboxes/docker/inside.py /opt/rlvr/rlvr/sandboxes/docker/
 RUN python3 -I -S -m compileall -q /opt/rlvr
 
 # The host runs containers with this uid too (and a read-only root, no capabilities).

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-RUFF_PATHS = ("rlvr", "service", "verifiers", "sandboxes", "trainer", "tests", "bench", "examples", "conftest.py")
+RUFF_PATHS = ("src", "tests", "bench", "examples", "conftest.py")
 
 
 @pytest.mark.parametrize(

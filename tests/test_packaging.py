@@ -159,7 +159,6 @@ def _check_installed(venv: Path, url: str | None) -> dict[str, str]:
 def test_the_wheel_holds_only_rlvr(wheels: dict[str, Path]) -> None:
     names = zipfile.ZipFile(wheels["rlvr"]).namelist()
     assert {n.split("/")[0] for n in names} == {"rlvr", "rlvr-0.1.0.dist-info"}
-    # The symlinked layers are in it as real files.
     for module in ("service/app.py", "verifiers/math/verifier.py", "sandboxes/local/zygote.py", "client.py"):
         assert f"rlvr/{module}" in names
     top_level = [n for n in names if n.endswith("top_level.txt")]

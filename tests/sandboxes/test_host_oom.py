@@ -21,7 +21,7 @@ import pytest
 
 from tests.services import require
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
 
 SCENE = """
 import json, os, sys

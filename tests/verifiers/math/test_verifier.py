@@ -17,7 +17,7 @@ from rlvr.verifiers.math import MathParams, MathVerifier, PreparedGold, compare,
 from rlvr.verifiers.math.compare import view
 from rlvr.verifiers.registry import Registry
 
-ROOT = Path(__file__).resolve().parents[3]
+SRC = Path(__file__).resolve().parents[3] / "src"
 V = MathVerifier()
 
 
@@ -182,6 +182,6 @@ DOS_SCRIPT = textwrap.dedent(
 
 def test_pathological_inputs_finish_by_themselves() -> None:
     """Each returns a non-correct verdict on its own, without the dispatcher's kill."""
-    proc = subprocess.run([sys.executable, "-c", DOS_SCRIPT, str(ROOT)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", DOS_SCRIPT, str(SRC)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("ok")

@@ -31,8 +31,7 @@ def context(root: Path) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for rel in context_files(root):
-            # Dereferenced: rlvr/sandboxes is a symlink in a checkout.
-            tar.add(str((root / rel).resolve()), arcname=str(rel), recursive=False)
+            tar.add(str(root / rel), arcname=str(rel), recursive=False)
     return buffer.getvalue()
 
 

@@ -8,7 +8,7 @@ step and the index of the next problem.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ STATE_FILE = "state.pt"
 class RunState:
     step: int = 0  # GRPO steps done
     cursor: int = 0  # index of the next training problem
-    warmed_up: bool = False
     accuracy_before: float | None = None
 
 
@@ -57,4 +56,6 @@ def load(out_dir: Path, policy: nn.Module, optimizer: torch.optim.Optimizer, ref
     optimizer.load_state_dict(blob["optimizer"])
     if ref is not None and blob["ref"] is not None:
         ref.load_state_dict(blob["ref"])
-    return RunState(**blob["state"])
+    known = {f.name for f in fields(RunState)}
+    # Checkpoints written before a field was dropped still load.
+    return RunState(**{k: v for k, v in blob["state"].items() if k in known})

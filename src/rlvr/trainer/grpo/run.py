@@ -76,7 +76,6 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         resumed = cfg.resume and trainer.restore()
         if not resumed:
             trainer.state.cursor = warm_up(policy, source, cfg, trainer.state.cursor)
-            trainer.state.warmed_up = True
             trainer.freeze_reference()
             trainer.state.accuracy_before = trainer.accuracy(held_out)
         log = StepLog(cfg.out_dir, trainer.state.step if resumed else -1)

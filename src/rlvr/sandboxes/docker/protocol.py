@@ -24,7 +24,7 @@ STDOUT, STDERR, CHANNEL, EXIT = b"1", b"2", b"3", b"X"
 MESSAGE = struct.Struct("!cI")  # tag, length
 # Docker's attach multiplexing (non-TTY): stream id, three zero bytes, length.
 ATTACH = struct.Struct("!B3xI")
-ATTACH_STDOUT, ATTACH_STDERR = 1, 2
+ATTACH_STDERR = 2  # the stream id of stderr; stdout, 1, is everything else
 
 
 def request(limits: dict[str, Any], data: bytes) -> bytes:

@@ -157,7 +157,7 @@ class RedisDispatcher:
         owner = object()
         try:
             if chunks:
-                await self._admit(len(chunks))
+                await self._admit()
                 self._unsent.put_many(owner, chunks)
                 self._kick()
             results = await self._collect(units, futures, followers)
@@ -193,7 +193,7 @@ class RedisDispatcher:
             with contextlib.suppress(*REDIS_ERRORS):
                 await self.client.xdel(redis_keys.JOB_STREAM, *entries)
 
-    async def _admit(self, n_chunks: int) -> None:
+    async def _admit(self) -> None:
         """429 when the stream and this replica's unsent chunks are at `max_queue`."""
         with self._redis_needed():
             depth = await self.client.xlen(redis_keys.JOB_STREAM)
