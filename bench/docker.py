@@ -24,9 +24,9 @@ from pathlib import Path
 
 from rlvr.sandboxes.base import RunSpec, Sandbox
 from rlvr.sandboxes.docker import containers, image
-from rlvr.sandboxes.docker.client import DockerSandbox
 from rlvr.sandboxes.docker.config import DEFAULT_DOCKER_URL, DockerConfig
-from rlvr.sandboxes.local.client import get_local_sandbox
+from rlvr.sandboxes.docker.sandbox import DockerSandbox
+from rlvr.sandboxes.local.sandbox import get_local_sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = "def add(a, b):\n    return a + b\n"
@@ -64,7 +64,7 @@ WORKER_FLAGS = [
 IN_WORKER = f"""
 import json, time
 from rlvr.sandboxes import RunSpec
-from rlvr.sandboxes.local.client import get_local_sandbox
+from rlvr.sandboxes.local.sandbox import get_local_sandbox
 box = get_local_sandbox()
 isolation = box.isolation()["isolation"]
 job = {JOB!r}

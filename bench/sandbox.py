@@ -49,7 +49,7 @@ EXPR = "add(1, 2)"
 
 def _client(runs: int) -> None:
     from rlvr.sandboxes import RunSpec
-    from rlvr.sandboxes.local.client import get_local_sandbox
+    from rlvr.sandboxes.local.sandbox import get_local_sandbox
 
     box = get_local_sandbox()
     box.isolation()  # start the zygote outside the timed part

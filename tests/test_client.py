@@ -11,7 +11,7 @@ import pytest
 
 from rlvr import AsyncRewardClient, RewardClient
 from rlvr.client import RewardServiceError, chunk_indices, merge_stats
-from rlvr.embedded import EmbeddedTransport
+from rlvr.in_process import InProcessTransport
 from rlvr.service.settings import Settings
 
 
@@ -147,8 +147,8 @@ def test_the_retries_of_many_chunks_recover(flaky: Callable[[list[str]], FlakySe
     assert len(out.results) == 5 and server.attempts == 3 + 3
 
 
-def test_embedded_grading_needs_no_server() -> None:
-    transport = EmbeddedTransport(Settings(workers=1))
+def test_in_process_grading_needs_no_server() -> None:
+    transport = InProcessTransport(Settings(workers=1))
     with RewardClient(None, transport=transport) as client:
         out = client.rewards(["<think>a</think><answer>4</answer>", "4"], verifier="format")
         assert out.values == [1.0, 0.0] and out.mask == [False, False]

@@ -36,12 +36,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from rlvr.version import __version__
+
 if TYPE_CHECKING:
     from rlvr.client import AsyncRewardClient, Graded, GradeResult, RewardClient, Rewards, RewardServiceError
     from rlvr.verifiers.base import GradeInput, NoParams, Outcome, Verdict, Verifier
     from rlvr.verifiers.errors import PluginError, VerifierError
 
-__version__ = "0.1.0"
 
 __all__ = [
     "AsyncRewardClient",

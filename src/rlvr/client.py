@@ -22,8 +22,8 @@ Grading is idempotent, so the client retries what a retry can cure: connection e
 429 and 5xx answers (a server draining for a restart answers 503), with exponential
 backoff and jitter, or after the server's Retry-After.
 
-`url=None` grades embedded: the service runs in this process (its worker pool in child
-processes), with no server to start. The seam is httpx's transport: `rlvr.embedded`
+`url=None` grades in-process: the service runs in this process (its worker pool in child
+processes), with no server to start. The seam is httpx's transport: `rlvr.in_process`
 serves the same app through an in-process ASGI transport, so validation, errors and
 retries are those of the HTTP service. It is the client's only way into the server's
 layers, and is imported only when `url` is None (the import contracts in pyproject.toml
@@ -113,7 +113,7 @@ class ClientOptions(TypedDict, total=False):
 
 
 class AsyncRewardClient:
-    """The client for asyncio code. `url=None` grades embedded (see the module's notes);
+    """The client for asyncio code. `url=None` grades in-process (see the module's notes);
     `transport` replaces the HTTP transport (an `httpx.AsyncBaseTransport`)."""
 
     def __init__(
@@ -130,14 +130,14 @@ class AsyncRewardClient:
         if chunk_size < 1 or concurrency < 1 or retries < 0:
             raise ValueError("chunk_size and concurrency must be at least 1, retries at least 0")
         if url is None and transport is None:
-            from rlvr.embedded import EmbeddedTransport
+            from rlvr.in_process import InProcessTransport
 
-            transport = EmbeddedTransport()
+            transport = InProcessTransport()
         # Keep-alive connections for every chunk in flight: single-item callers (verl's
         # reward loop) send many small requests at once.
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=max(concurrency, 64))
         self.http = httpx.AsyncClient(
-            base_url=url or "http://rlvr.embedded", timeout=timeout_s, transport=transport, limits=limits
+            base_url=url or "http://rlvr.in-process", timeout=timeout_s, transport=transport, limits=limits
         )
         self.retries = retries
         self.backoff_s = backoff_s

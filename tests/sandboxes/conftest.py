@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
 from tests.services import require
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from rlvr.sandboxes import Limits, RunResult, RunSpec, Status
 from rlvr.sandboxes.local import cgroups, isolate
-from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
 from tests.sandboxes.jobs import native_job
 from tests.services import require
 

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from rlvr.sandboxes import RunSpec
-from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import core, wire
 from tests.sandboxes.jobs import returned
 from tests.sandboxes.test_split_trust import run_split, statuses

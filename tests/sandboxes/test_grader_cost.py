@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
-from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import core, python
 
 

@@ -33,7 +33,7 @@ with open(os.path.join(path, "memory.limit_in_bytes"), "w") as f:
 with open(os.path.join(path, "cgroup.procs"), "w") as f:
     f.write(str(os.getpid()))
 from rlvr.sandboxes import Limits, RunSpec
-from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.verifiers.base import BatchEntry, GradeInput
 from rlvr.verifiers.code.models import CallTests, CodeParams
 from rlvr.verifiers.code.verifier import CodeVerifier

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
-from rlvr.sandboxes.local import client as local_client
-from rlvr.sandboxes.local.client import get_local_sandbox
+from rlvr.sandboxes.local import sandbox as local_sandbox
+from rlvr.sandboxes.local.sandbox import get_local_sandbox
 from rlvr.sandboxes.runner import wire
 from tests.services import require
 
@@ -50,7 +50,7 @@ def _local_sandbox() -> None:
 def test_jobs_in_flight_stay_within_the_memory_budget(
     monkeypatch: pytest.MonkeyPatch, budget_mb: int, memory_mb: list[int], at_most: int
 ) -> None:
-    monkeypatch.setattr(local_client, "MEMORY_IN_FLIGHT_MB", budget_mb)
+    monkeypatch.setattr(local_sandbox, "MEMORY_IN_FLIGHT_MB", budget_mb)
     assert most_at_once(memory_mb) <= at_most
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from rlvr.sandboxes.local import client, isolate, jobroot, zygote
-from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.local import isolate, jobroot, sandbox, zygote
+from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
 from tests.sandboxes.jobs import returned
 from tests.services import require
 
@@ -134,15 +134,15 @@ def test_the_report_names_import_paths_jobs_do_not_get(sb: LocalSandbox) -> None
     to fail on their imports unexplained."""
     under_tmp = tempfile.mkdtemp(prefix="site-", dir="/tmp")
     try:
-        command = client.zygote_command("--probe")
+        command = sandbox.zygote_command("--probe")
         assert command[-2] == "--site"
         command[-1] = os.pathsep.join([under_tmp, command[-1]])
-        done = subprocess.run(command, env=client.zygote_env(), capture_output=True, text=True, timeout=120)
+        done = subprocess.run(command, env=sandbox.zygote_env(), capture_output=True, text=True, timeout=120)
         report = json.loads(done.stdout.splitlines()[-1])
     finally:
         shutil.rmtree(under_tmp)
     # This checkout's own: all there, unless it is itself installed under /tmp.
-    own_under_tmp = [d for d in client._site_dirs() if os.path.realpath(d).startswith("/tmp/")]
+    own_under_tmp = [d for d in sandbox._site_dirs() if os.path.realpath(d).startswith("/tmp/")]
     assert report["hidden_import_paths"] == [under_tmp, *own_under_tmp]
     assert sb.isolation()["hidden_import_paths"] == own_under_tmp
 

@@ -16,8 +16,8 @@ import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
 from rlvr.sandboxes.local import isolate, jobstart
-from rlvr.sandboxes.local.client import LocalSandbox
 from rlvr.sandboxes.local.control import JobLimits
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 from tests.sandboxes.jobs import returned
 from tests.services import require
 

@@ -12,7 +12,7 @@ import pytest
 from rlvr import sandboxes
 from rlvr.sandboxes import Limits, RunSpec, Status
 from rlvr.sandboxes.base import ISOLATION_LEVELS
-from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
 from rlvr.sandboxes.runner import wire
 from tests.services import require
 

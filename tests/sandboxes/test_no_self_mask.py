@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.sandboxes import Limits, RunResult, RunSpec, Status
-from rlvr.sandboxes.local import client, pacing
-from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local import pacing, sandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import core
 from tests.sandboxes.jobs import native_job
 from tests.services import require
@@ -202,7 +202,7 @@ HOSTILE_LINES = [b"+", b"{}", b"[" * 5000, b'{"i":0}', b"\xff", b'{"v":' + b"9" 
 @given(st.lists(st.one_of(st.binary(max_size=64), st.sampled_from(HOSTILE_LINES)), max_size=50))
 def test_records_parser_is_total(lines: list[bytes]) -> None:
     data = b"\n".join(lines)
-    records = client._records(data, 0, 20)
+    records = sandbox._records(data, 0, 20)
     assert len(records) <= 20 and all(type(r) is dict for r, _ in records)
     ends = [end for _, end in records]
     assert ends == sorted(ends) and all(0 < end <= len(data) + 1 for end in ends)
@@ -216,11 +216,11 @@ def test_records_parser_survives_any_nesting(depth: int) -> None:
     for opener in (b"[", b'{"a":'):
         line = opener * depth + b"\n"
         data = line + json.dumps({"i": 0}).encode()
-        assert client._records(data, 0, 10) == [({"i": 0}, len(data) + 1)]
+        assert sandbox._records(data, 0, 10) == [({"i": 0}, len(data) + 1)]
 
 
 def test_records_parser_takes_at_most_its_limit() -> None:
-    assert len(client._records(b"{}\n" * 1000, 0, 10)) == 10
+    assert len(sandbox._records(b"{}\n" * 1000, 0, 10)) == 10
 
 
 JS_FORGERIES = [

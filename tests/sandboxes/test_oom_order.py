@@ -17,7 +17,7 @@ import pytest
 
 from rlvr.sandboxes import RunResult, RunSpec
 from rlvr.sandboxes.local import isolate, jobroot, linux
-from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 from tests.sandboxes.jobs import native_job, returned
 from tests.services import require
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunSpec, Status
-from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import names, python, split
 
 PROGRAM = "import math\ndef f(x):\n    return x * 2\ndef helper():\n    return 7\nsorted = None\n"

@@ -14,7 +14,7 @@ import pytest
 
 from rlvr.sandboxes import RunSpec, Status
 from rlvr.sandboxes.local import isolate, zygote
-from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import split
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
-from rlvr.sandboxes.local.client import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
 from rlvr.sandboxes.local.syscalls import NOTABLY_REFUSED
 from rlvr.sandboxes.runner import wire
 from tests.sandboxes.jobs import native_job

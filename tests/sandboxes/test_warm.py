@@ -13,7 +13,7 @@ import pytest
 
 from rlvr.sandboxes import RunSpec
 from rlvr.sandboxes.local import warm
-from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

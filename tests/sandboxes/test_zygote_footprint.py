@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rlvr.sandboxes import RunSpec
-from rlvr.sandboxes.local.client import LocalSandbox
+from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import wire
 
 # Loaded on first use instead: by jobs that return bytes or fetch files (base64), and

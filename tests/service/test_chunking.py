@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from rlvr.service.dispatch.embedded import chunk_units
+from rlvr.service.dispatch.pool import chunk_units
 
 
 def _chunks(units: int, size: int) -> list[int]:

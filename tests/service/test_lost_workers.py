@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rlvr.service.dispatch.embedded import EmbeddedDispatcher, _Worker
+from rlvr.service.dispatch.pool import PoolDispatcher, _Worker
 from rlvr.service.work import Unit
 from rlvr.verifiers.config import BuiltinConfig
 
@@ -29,7 +29,7 @@ def test_units_sent_to_a_worker_that_died_idle_are_verified(workers: int, size: 
     # noticed: the send fails, or the worker is gone before it starts a unit. No unit
     # had started, so none is to blame.
     async def scene() -> list[list[Any]]:
-        pool = EmbeddedDispatcher(
+        pool = PoolDispatcher(
             config=BuiltinConfig(),
             workers=workers,
             chunk_size=16,
@@ -81,7 +81,7 @@ def test_health_reads_each_workers_process_once(monkeypatch: pytest.MonkeyPatch,
     flicker = _Flickering(None)
     flicker.reads = reads_before
     monkeypatch.setattr(_Worker, "process", flicker, raising=False)
-    pool = EmbeddedDispatcher(
+    pool = PoolDispatcher(
         config=BuiltinConfig(), workers=2, chunk_size=16, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
     )
     pool.handles = [_Worker(pool, 0), _Worker(pool, 1)]
@@ -95,16 +95,16 @@ def test_a_worker_waits_for_its_sandbox_longer_than_the_sandbox_may_take() -> No
     # A zygote that does not come up makes the worker's sandbox start give up after the
     # client's START_TIMEOUT_S; the worker then says it is ready and verifies the rest.
     # Killed before, it was respawned for ever, verifying nothing.
-    from rlvr.sandboxes.local.client import START_TIMEOUT_S
-    from rlvr.service.dispatch.embedded import WORKER_START_TIMEOUT_S
+    from rlvr.sandboxes.local.sandbox import START_TIMEOUT_S
+    from rlvr.service.dispatch.pool import WORKER_START_TIMEOUT_S
 
     assert WORKER_START_TIMEOUT_S >= 2 * START_TIMEOUT_S
 
 
 def test_no_worker_is_started_once_the_pool_closes() -> None:
-    from rlvr.service.dispatch.embedded import PoolClosing
+    from rlvr.service.dispatch.pool import PoolClosing
 
-    pool = EmbeddedDispatcher(
+    pool = PoolDispatcher(
         config=BuiltinConfig(), workers=1, chunk_size=16, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
     )
     pool.closing = True

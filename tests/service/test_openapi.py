@@ -10,8 +10,7 @@ import schemathesis
 import yaml
 from hypothesis import HealthCheck, settings
 
-from rlvr.service.app import create_app
-from rlvr.service.cli import openapi_document
+from rlvr.service.app import create_app, openapi_document
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "openapi.yaml"

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from rlvr.service.dispatch.embedded import EmbeddedDispatcher, _whole
+from rlvr.service.dispatch.pool import PoolDispatcher, _whole
 from rlvr.service.dispatch.progress import Mark, Progress
 from rlvr.verifiers.config import BuiltinConfig
-from tests.service.test_embedded import code_unit
+from tests.service.test_pool import code_unit
 
 CTX = mp.get_context("fork")
 MARKS = 200_000
@@ -106,7 +106,7 @@ def test_marks_that_name_units_not_sent_are_not_judged(index: int, count: int, s
 
 
 async def _grade_rounds(rounds: list[int]) -> list[list[bool]]:
-    pool = EmbeddedDispatcher(
+    pool = PoolDispatcher(
         config=BuiltinConfig(), workers=2, chunk_size=32, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
     )
     await pool.start()
@@ -144,7 +144,7 @@ class _Pool:
 def test_a_worker_stopped_while_it_marks_is_a_stall(units: int, torn: bool) -> None:
     # Stopped (SIGSTOP, a freezer) between the two writes of the sequence number, the
     # worker leaves no whole mark to judge: it is stalled all the same, not waited on.
-    from rlvr.service.dispatch.embedded import _Stop, _Worker
+    from rlvr.service.dispatch.pool import _Stop, _Worker
 
     pool = _Pool()
     worker = _Worker(pool, 0)  # type: ignore[arg-type]

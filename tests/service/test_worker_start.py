@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from rlvr.service.dispatch.embedded import EmbeddedDispatcher
+from rlvr.service.dispatch.pool import PoolDispatcher
 from rlvr.service.work import Unit, UnitResult
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.registry import Registry
-from tests.service.test_embedded import code_unit
+from tests.service.test_pool import code_unit
 
 SLEEP_THEN_ANSWER = "import time\n    time.sleep({s})\n    return x"
 
@@ -26,8 +26,8 @@ def _unit(sleep_s: float, deadline_s: float, tag: str) -> Unit:
     return code_unit(SLEEP_THEN_ANSWER.format(s=sleep_s) + f"  # {tag}", deadline_s=deadline_s)
 
 
-async def _with_pool(scene: Callable[[EmbeddedDispatcher], Coroutine[Any, Any, Any]]) -> Any:
-    pool = EmbeddedDispatcher(
+async def _with_pool(scene: Callable[[PoolDispatcher], Coroutine[Any, Any, Any]]) -> Any:
+    pool = PoolDispatcher(
         config=BuiltinConfig(), workers=1, chunk_size=8, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
     )
     await pool.start()
@@ -55,7 +55,7 @@ def _zygotes_of(pid: int) -> list[int]:
 def test_a_ready_worker_has_its_sandbox_running() -> None:
     _sandbox_or_skip()
 
-    async def scene(pool: EmbeddedDispatcher) -> list[int]:
+    async def scene(pool: PoolDispatcher) -> list[int]:
         [pid] = pool.health()["pids"]
         return _zygotes_of(pid)
 
@@ -70,7 +70,7 @@ def test_the_first_unit_of_a_fresh_worker_is_not_charged_for_the_sandbox(restart
     # startup made it a timeout.
     _sandbox_or_skip()
 
-    async def scene(pool: EmbeddedDispatcher) -> list[UnitResult]:
+    async def scene(pool: PoolDispatcher) -> list[UnitResult]:
         results = []
         for attempt in range(restarts + 1):
             if attempt:
@@ -91,7 +91,7 @@ def test_a_stalled_worker_on_its_first_unit_is_a_stall_not_a_timeout(fresh: bool
     # program still running, it was the item's timeout.
     _sandbox_or_skip()
 
-    async def scene(pool: EmbeddedDispatcher) -> tuple[UnitResult, dict[str, int]]:
+    async def scene(pool: PoolDispatcher) -> tuple[UnitResult, dict[str, int]]:
         if not fresh:
             await pool.run([_unit(0.0, 2.0, "warm")])
         [pid] = pool.health()["pids"]
@@ -121,7 +121,7 @@ def test_a_worker_whose_sandbox_cannot_start_still_verifies(monkeypatch: pytest.
     fmt = Unit("k", f"format {version}", "format", {}, None, "", "<think>t</think><answer>a</answer>", 10.0)
 
     async def scene() -> list[UnitResult]:
-        pool = EmbeddedDispatcher(
+        pool = PoolDispatcher(
             config=config, workers=1, chunk_size=8, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
         )
         await pool.start()

@@ -43,13 +43,13 @@ def get_sandbox(backend: str = "local", docker: DockerConfig | None = None) -> S
     from rlvr.sandboxes.base import SandboxUnavailable
 
     if backend == "docker":
-        from rlvr.sandboxes.docker.client import get_docker_sandbox
         from rlvr.sandboxes.docker.config import DockerConfig
+        from rlvr.sandboxes.docker.sandbox import get_docker_sandbox
 
         return get_docker_sandbox(docker or DockerConfig())
     if backend != "local":
         raise SandboxUnavailable(f"sandbox backend {backend!r} is not available in this build")
-    from rlvr.sandboxes.local.client import get_local_sandbox
+    from rlvr.sandboxes.local.sandbox import get_local_sandbox
 
     return get_local_sandbox()
 
@@ -62,7 +62,7 @@ def _probe() -> dict[str, Any]:
     import json
     import subprocess
 
-    from rlvr.sandboxes.local.client import zygote_command
+    from rlvr.sandboxes.local.sandbox import zygote_command
 
     try:
         out = subprocess.run(
@@ -83,8 +83,8 @@ def isolation_report(backend: str = "local", docker: DockerConfig | None = None)
     """What the sandbox achieves on this host: the local backend's probe, cached after
     the first call; for docker, whether its daemon and image are there (no pool)."""
     if backend == "docker":
-        from rlvr.sandboxes.docker.client import probe
         from rlvr.sandboxes.docker.config import DockerConfig
+        from rlvr.sandboxes.docker.sandbox import probe
 
         return probe(docker or DockerConfig())
     if backend != "local":

@@ -19,7 +19,6 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from rlvr import __version__
 from rlvr.errors import RLVRError
 from rlvr.service.asgi import BodyLimit, StrictJSONResponse, error_response
 from rlvr.service.backends import Backends, build_backends
@@ -35,6 +34,7 @@ from rlvr.service.settings import Settings, builtin_config
 from rlvr.service.trainer_api import TRAINER_REQUEST_MODELS, add_trainer_routes
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.registry import Registry
+from rlvr.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -258,3 +258,10 @@ def _document_grade_request(app: FastAPI, config: BuiltinConfig) -> None:
 def _validation_message(exc: RequestValidationError) -> tuple[str, list[str]]:
     messages = [f"{format_loc('', e.get('loc', ())).lstrip('.')}: {e.get('msg')}" for e in exc.errors()]
     return "; ".join(messages[:MAX_ERRORS_LISTED]), messages[:MAX_ERRORS_LISTED]
+
+
+def openapi_document() -> str:
+    """The OpenAPI document of the built-in service, as YAML (`rlvr openapi`, openapi.yaml)."""
+    import yaml
+
+    return yaml.safe_dump(create_app().openapi(), sort_keys=False, allow_unicode=True)

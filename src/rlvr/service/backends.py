@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlvr.service.cache import MemoryCache, VerdictCache
 from rlvr.service.dispatch import Dispatcher
-from rlvr.service.dispatch.embedded import EmbeddedDispatcher
+from rlvr.service.dispatch.pool import PoolDispatcher
 from rlvr.service.metrics import Metrics
 from rlvr.service.settings import Settings
 from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
@@ -69,8 +69,8 @@ async def build_backends(settings: Settings, metrics: Metrics, verifier_config: 
     """Started backends: the embedded pool and an in-memory cache, or Redis for both
     (with the embedded pool behind it when `redis_fallback` is `embedded`)."""
 
-    def embedded_pool() -> EmbeddedDispatcher:
-        return EmbeddedDispatcher(
+    def local_pool() -> PoolDispatcher:
+        return PoolDispatcher(
             config=verifier_config,
             workers=settings.workers,
             chunk_size=settings.chunk_size,
@@ -81,15 +81,15 @@ async def build_backends(settings: Settings, metrics: Metrics, verifier_config: 
         )
 
     if settings.redis_url is None:
-        backends = Backends(embedded_pool(), MemoryCache(settings.cache_entries), redis_clients=[])
+        backends = Backends(local_pool(), MemoryCache(settings.cache_entries), redis_clients=[])
     else:
-        backends = _redis_backends(settings, embedded_pool)
+        backends = _redis_backends(settings, local_pool)
     backends.sandbox_policy = verifier_config.sandbox  # /readyz reports the configured backend
     await backends.dispatcher.start()
     return backends
 
 
-def _redis_backends(settings: Settings, embedded_pool: Callable[[], EmbeddedDispatcher]) -> Backends:
+def _redis_backends(settings: Settings, local_pool: Callable[[], PoolDispatcher]) -> Backends:
     from rlvr.service.cache_redis import RedisCache
     from rlvr.service.dispatch.fallback import FallbackDispatcher
     from rlvr.service.dispatch.redis import RedisDispatcher
@@ -105,5 +105,5 @@ def _redis_backends(settings: Settings, embedded_pool: Callable[[], EmbeddedDisp
         window_chunks=settings.redis_window_chunks,
     )
     if settings.redis_fallback == "embedded":
-        dispatcher = FallbackDispatcher(dispatcher, embedded_pool())
+        dispatcher = FallbackDispatcher(dispatcher, local_pool())
     return Backends(dispatcher, RedisCache(client, settings.cache_ttl_s), redis_clients=[client, reader])

@@ -25,7 +25,6 @@ import binascii
 import concurrent.futures
 import logging
 import math
-import multiprocessing as mp
 import shutil
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Literal
@@ -39,6 +38,7 @@ from rlvr.sandboxes.base import Limits, meets_isolation
 from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
 from rlvr.service.asgi import StrictJSONResponse
 from rlvr.service.bodies import parse_body, parse_off_loop
+from rlvr.service.dispatch.spawning import WorkerContext
 from rlvr.service.drain import Drain
 from rlvr.service.errors import ShuttingDown
 from rlvr.service.models import ErrorResponse
@@ -271,7 +271,7 @@ class RunCodePool:
     def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
         if self._pool is None:
             # forkserver: the API process is multi-threaded, and must not be forked.
-            self._pool = concurrent.futures.ProcessPoolExecutor(self.processes, mp_context=mp.get_context("forkserver"))
+            self._pool = concurrent.futures.ProcessPoolExecutor(self.processes, mp_context=WorkerContext())
         return self._pool
 
     async def run(self, request: RunCodeRequest) -> dict[str, Any]:

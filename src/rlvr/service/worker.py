@@ -25,7 +25,7 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from rlvr.service import presence, redis_keys
-from rlvr.service.dispatch.embedded import EmbeddedDispatcher
+from rlvr.service.dispatch.pool import PoolDispatcher
 from rlvr.service.redis_conn import BLOCKING_READ_S, REDIS_ERRORS, as_text, redis_client
 from rlvr.service.settings import Settings, builtin_config
 from rlvr.service.work import Unit, UnitResult, infrastructure_failure
@@ -82,7 +82,7 @@ class Worker:
         self.processes = processes
         self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.client = redis_client(settings, blocking=True)
-        self.pool = EmbeddedDispatcher(
+        self.pool = PoolDispatcher(
             config=builtin_config(settings),
             workers=processes,
             chunk_size=settings.chunk_size,

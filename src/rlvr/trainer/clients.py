@@ -1,7 +1,7 @@
 """One client per rlvr URL for each process (and for each event loop, for the async
 client), shared by the trainer integrations: a trainer calls its reward function from
 many threads and many coroutines, and each client holds a pool of keep-alive
-connections, or, embedded (url None), a pool of worker processes."""
+connections, or, in-process (url None), a pool of worker processes."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def shared_async_client(url: str | None) -> AsyncRewardClient:
 
 @atexit.register
 def _close() -> None:
-    # Embedded clients own worker processes: stop them before the interpreter goes.
+    # In-process clients own worker processes: stop them before the interpreter goes.
     with _lock:
         clients = list(_sync.values())
         _sync.clear()

@@ -43,7 +43,7 @@ def rlvr_reward(
     params: dict[str, Any] | None = None,
     is_async: bool = False,
 ) -> RlvrReward | AsyncRlvrReward:
-    """A reward function grading with `verifier` on the rlvr at `url` (embedded, in this
+    """A reward function grading with `verifier` on the rlvr at `url` (in-process, in this
     process, when None). The ground truth is the dataset column `truth_column` (none when
     None, or when the dataset has no such column)."""
     kind = AsyncRlvrReward if is_async else RlvrReward

@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from rlvr.sandboxes.docker.client import DockerSandbox
 from rlvr.sandboxes.docker.config import DockerConfig
+from rlvr.sandboxes.docker.sandbox import DockerSandbox
 from tests.sandboxes.docker.images import sandbox_config
 
 

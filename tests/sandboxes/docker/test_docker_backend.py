@@ -22,8 +22,8 @@ from pydantic import TypeAdapter
 
 from rlvr.sandboxes.base import Limits, RunResult, RunSpec, Status
 from rlvr.sandboxes.docker import containers
-from rlvr.sandboxes.docker.client import DockerSandbox
 from rlvr.sandboxes.docker.config import DockerConfig
+from rlvr.sandboxes.docker.sandbox import DockerSandbox
 from rlvr.verifiers.base import GradeInput, Outcome
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
 from rlvr.verifiers.config import SandboxPolicy
@@ -192,7 +192,7 @@ def test_a_container_that_fails_to_start_masks_its_item(docker_config: DockerCon
 _WORKER = """
 import json, sys, threading, time
 from rlvr.sandboxes.base import Limits, RunSpec
-from rlvr.sandboxes.docker.client import DockerSandbox
+from rlvr.sandboxes.docker.sandbox import DockerSandbox
 from rlvr.sandboxes.docker.config import DockerConfig
 box = DockerSandbox(DockerConfig(**json.loads(sys.argv[1])))
 while box.pool.ready() < box.config.pool_size:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import torch
 
-from rlvr.trainer.grpo.cli import build_parser
+from rlvr.cli import train_parser
 from rlvr.trainer.grpo.config import TrainConfig, config_from
 from rlvr.trainer.grpo.loop import Group, Trainer
 from rlvr.trainer.grpo.policy import TinyPolicy
@@ -153,7 +153,7 @@ def test_a_masked_reward_does_not_change_the_update(tmp_path: Path) -> None:
 def test_config_from_yaml_toml_and_flags(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text("group_size: 4\nadvantage: rloo\n")
     (tmp_path / "c.toml").write_text('group_size = 6\naggregation = "seq_mean_token_sum_norm"\n')
-    parser = build_parser()
+    parser = train_parser()
     cfg = config_from(parser.parse_args(["--config", str(tmp_path / "c.yaml"), "--group-size", "16"]))
     assert (cfg.group_size, cfg.advantage) == (16, "rloo")
     cfg = config_from(parser.parse_args(["--config", str(tmp_path / "c.toml"), "--no-dynamic-sampling"]))

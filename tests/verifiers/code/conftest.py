@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from rlvr.sandboxes.local.client import get_local_sandbox
+from rlvr.sandboxes.local.sandbox import get_local_sandbox
 from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
 from rlvr.verifiers.config import SandboxPolicy

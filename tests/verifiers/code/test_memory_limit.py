@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.sandboxes.local.client import get_local_sandbox
+from rlvr.sandboxes.local.sandbox import get_local_sandbox
 from tests.services import require
 from tests.verifiers.code.conftest import grade
 

@@ -18,7 +18,7 @@ import numpy
 import pytest
 from pydantic import TypeAdapter
 
-from rlvr.sandboxes.local.client import get_local_sandbox
+from rlvr.sandboxes.local.sandbox import get_local_sandbox
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
 from tests.verifiers.code.conftest import grade
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from rlvr.sandboxes.local.client import get_local_sandbox
+from rlvr.sandboxes.local.sandbox import get_local_sandbox
 from rlvr.verifiers.base import GradeInput, Outcome
 from rlvr.verifiers.compile import CompileParams, CompileVerifier
 from rlvr.verifiers.compile.verifier import toolchains

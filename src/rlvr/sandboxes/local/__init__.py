@@ -1,5 +1,5 @@
 """The embedded local sandbox: a zygote fork-server plus Linux isolation.
 
-`LocalSandbox` and `get_local_sandbox` live in `rlvr.sandboxes.local.client`; they are not
+`LocalSandbox` and `get_local_sandbox` live in `rlvr.sandboxes.local.sandbox`; they are not
 imported here, so the zygote (which imports this package) stays small.
 """

@@ -1,7 +1,7 @@
 """What runs in a verifier worker process: it builds its verifiers from the config it
 is given, starts the sandbox they use, says it is ready, then verifies the chunks it is
 sent, marking in shared memory (`progress`) which units it is on. The threads that feed
-the workers, and hold each unit to its deadline, are in `dispatch.embedded`."""
+the workers, and hold each unit to its deadline, are in `dispatch.pool`."""
 
 from __future__ import annotations
 

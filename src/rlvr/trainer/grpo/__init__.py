@@ -1,6 +1,6 @@
 """The bundled GRPO trainer: `rlvr train --config FILE`.
 
-A compact on-policy loop that asks a running rlvr service (or the embedded one) for
+A compact on-policy loop that asks a running rlvr service (or one in this process) for
 rewards and group advantages on every step. The pieces, each its own module:
 
 - `config`: every knob, one pydantic model; a YAML/TOML file and flags fill it.

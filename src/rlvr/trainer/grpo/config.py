@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import argparse
 import tomllib
-import types
-import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -26,7 +24,7 @@ class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Where rewards come from
-    url: str | None = Field(None, description="A running rlvr service; none grades embedded, in this process.")
+    url: str | None = Field(None, description="A running rlvr service; none grades in this process.")
     serve: bool = Field(False, description="Start a local `rlvr serve` for the run and train against it.")
     verifier: str = Field("math", description="The correctness verifier (the pass rate is its score >= 1).")
     format_weight: float = Field(0.1, ge=0, description="Weight of the `format` regex reward; 0 turns it off.")
@@ -97,31 +95,6 @@ def read_config_file(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     return data
-
-
-def _flag_type(annotation: Any) -> tuple[Any, list[str] | None, bool]:
-    """argparse type, choices, and whether it is a boolean flag."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
-    if typing.get_origin(annotation) is Literal:
-        return str, [str(a) for a in typing.get_args(annotation)], False
-    if annotation is bool:
-        return None, None, True
-    if annotation in (int, float):
-        return annotation, None, False
-    return str, None, False
-
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", type=Path, default=None, help="YAML or TOML file of settings.")
-    for name, field in TrainConfig.model_fields.items():
-        flag = "--" + name.replace("_", "-")
-        kind, choices, is_bool = _flag_type(field.annotation)
-        helptext = f"{field.description or name} [default: {field.default}]"
-        if is_bool:
-            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=helptext)
-        else:
-            parser.add_argument(flag, dest=name, type=kind, choices=choices, default=None, help=helptext)
 
 
 def config_from(args: argparse.Namespace) -> TrainConfig:

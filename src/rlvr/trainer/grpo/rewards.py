@@ -83,7 +83,7 @@ class PendingGrade:
 
 
 class RewardPipe:
-    """An AsyncRewardClient (`url` None grades embedded) on its own event loop thread."""
+    """An AsyncRewardClient (`url` None grades in-process) on its own event loop thread."""
 
     def __init__(self, url: str | None, spec: RewardSpec) -> None:
         self.spec = spec

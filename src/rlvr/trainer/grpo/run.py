@@ -114,7 +114,7 @@ def _summary(
         "steps": trainer.state.step,
         "wall_s": round(wall_s, 2),
         "reward_wait_fraction": sum(r["reward_wait_s"] for r in steps) / step_s if step_s > 0 else None,
-        "service_url": cfg.url or "embedded",
+        "service_url": cfg.url or "in-process",
         "pass_rate_first": steps[0]["pass_rate"] if steps else None,
         "pass_rate_last": steps[-1]["pass_rate"] if steps else None,
         "out_dir": str(Path(cfg.out_dir)),

@@ -25,8 +25,8 @@ from typing import Any, cast
 from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.docker import containers, protocol
 from rlvr.sandboxes.docker.config import DockerConfig
-from rlvr.sandboxes.local import client as local
 from rlvr.sandboxes.local import pacing
+from rlvr.sandboxes.local import sandbox as local
 from rlvr.sandboxes.runner import core, python, split
 
 # What `inside` applies to the job's process, read off `Limits` by name.

@@ -1,4 +1,4 @@
-"""The embedded pool: worker processes build their verifiers from the config they are given."""
+"""The local worker pool (embedded mode): worker processes build their verifiers from the config they are given."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from rlvr.sandboxes import SandboxUnavailable, get_sandbox
 from rlvr.sandboxes.docker.config import DockerConfig
-from rlvr.service.dispatch.embedded import EmbeddedDispatcher
+from rlvr.service.dispatch.pool import PoolDispatcher
 from rlvr.service.work import Unit, UnitResult, canonical_json, prepared_key, unit_key
 from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
 from rlvr.verifiers.registry import Registry
@@ -23,7 +23,7 @@ def code_unit(body: str = "return x", deadline_s: float = 30.0) -> Unit:
 
 
 async def grade_one(config: BuiltinConfig, unit: Unit) -> UnitResult:
-    pool = EmbeddedDispatcher(
+    pool = PoolDispatcher(
         config=config, workers=1, chunk_size=1, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
     )
     await pool.start()

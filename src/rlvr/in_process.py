@@ -1,12 +1,12 @@
-"""Embedded grading: the service's app, served in this process through an httpx transport.
+"""In-process grading: the service's app, served in this process through an httpx transport.
 
 `RewardClient(url=None)` uses it. The app and its backends (the worker pool, the verdict
 cache) start on the first request and stop when the client closes. Going through the
-app rather than around it means an embedded client validates, masks and fails exactly as
+app rather than around it means an in-process client validates, masks and fails exactly as
 the HTTP service does.
 
 This module is the one bridge from the client to the server's layers; the import
-contracts in pyproject.toml allow `rlvr.client -> rlvr.embedded` by name and nothing else.
+contracts in pyproject.toml allow `rlvr.client -> rlvr.in_process` by name and nothing else.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rlvr.service.app import create_app
 from rlvr.service.settings import Settings
 
 
-class EmbeddedTransport(httpx.AsyncBaseTransport):
+class InProcessTransport(httpx.AsyncBaseTransport):
     """An httpx transport to an in-process app for `settings` (by default read from the
     `RLVR_*` environment once, here, as `rlvr serve` does)."""
 

@@ -85,7 +85,7 @@ def test_bad_lines_name_the_line_and_field(live_server: str, tmp_path: Path) -> 
         grade([str(src), "-o", str(out), "--url", live_server])
 
 
-def test_embedded_when_no_url(tmp_path: Path) -> None:
+def test_in_process_when_no_url(tmp_path: Path) -> None:
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     src.write_text(json.dumps({"response": GOOD, "verifier": "format"}) + "\n")
     assert grade([str(src), "-o", str(out)]) == 0

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from rlvr.service.cli import build_parser, settings_from
+from rlvr.cli import build_parser, settings_from
 from rlvr.service.settings import Settings, builtin_config
 from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
 

@@ -1,4 +1,4 @@
-"""`rlvr grade IN.jsonl -o OUT.jsonl`: grade a file of items, offline.
+"""Grading a file of items, offline: what `rlvr grade IN.jsonl -o OUT.jsonl` runs.
 
 Each input line is a /v1/grade item, or a record whose fields the flags map onto one
 (`--response-field completion --truth-field answer --verifier math`). Each output line is
@@ -36,22 +36,6 @@ LATENCY_BIN_RATIO = 1.02
 LATENCY_MIN_MS = 0.01
 LATENCY_BINS = 1200
 ITEM_REF = re.compile(r"items\[(\d+)\]")
-
-
-def add_grade_parser(sub: Any) -> None:
-    p = sub.add_parser("grade", help="Grade a JSONL file of items.", description=__doc__.split("\n\n")[0])
-    p.add_argument("input", type=Path, help="JSONL file, one item per line.")
-    p.add_argument("-o", "--output", type=Path, required=True, help="JSONL file of results (resumed if present).")
-    p.add_argument("--url", default=None, help="rlvr server to grade on (default: grade in this process).")
-    p.add_argument("--verifier", default=None, help="Verifier for lines that name none.")
-    p.add_argument("--response-field", default="response", help="Field holding the response [response].")
-    p.add_argument("--truth-field", default="ground_truth", help="Field holding the ground truth [ground_truth].")
-    p.add_argument("--prompt-field", default="prompt", help="Field holding the prompt [prompt].")
-    p.add_argument("--id-field", default="id", help="Field echoed back as the result's id [id].")
-    p.add_argument("--params", type=json.loads, default=None, help="Verifier params (JSON) for lines with none.")
-    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, help=f"Lines per batch [{DEFAULT_BATCH}].")
-    p.add_argument("--no-progress", action="store_true", help="No progress bar.")
-    p.set_defaults(func=run_grade)
 
 
 @dataclass

@@ -1,10 +1,8 @@
-"""`rlvr train`: the GRPO trainer's command line (`rlvr.cli` hands it the
-arguments after `train`, so that `rlvr serve` never imports torch)."""
+"""What `rlvr train` runs (`rlvr.cli` parses its flags into a `TrainConfig`): the
+training run, beside a local `rlvr serve` when the config asks for one."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import signal
 import socket
 import subprocess
@@ -15,19 +13,9 @@ from contextlib import contextmanager
 
 import httpx
 
-from rlvr.trainer.grpo.config import TrainConfig, add_flags, config_from
+from rlvr.trainer.grpo.config import TrainConfig
 
 SERVE_START_TIMEOUT_S = 120.0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rlvr train",
-        description="Train a policy with GRPO, asking rlvr for rewards on every step. "
-        "Settings come from --config (YAML or TOML); every key is also a flag, which wins.",
-    )
-    add_flags(parser)
-    return parser
 
 
 @contextmanager
@@ -77,10 +65,7 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def main(argv: list[str] | None = None) -> int:
+def train_command(cfg: TrainConfig) -> dict[str, object]:
+    """Trains as `cfg` says; SIGTERM ends the run as an error would, stopping its service."""
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    cfg = config_from(build_parser().parse_args(argv))
-    summary = run(cfg)
-    json.dump(summary, sys.stdout, indent=2)
-    sys.stdout.write("\n")
-    return 0
+    return run(cfg)

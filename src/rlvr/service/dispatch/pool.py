@@ -47,6 +47,8 @@ from rlvr.service.dispatch.cpu import unit_usage
 from rlvr.service.dispatch.fair import FairQueue
 from rlvr.service.dispatch.process import WORKER_READY, worker_main
 from rlvr.service.dispatch.progress import Mark, Progress
+from rlvr.service.dispatch.spawning import WorkerContext
+from rlvr.service.errors import BackendUnavailable
 from rlvr.service.work import Unit, UnitResult, infrastructure_failure, stalled, timed_out
 from rlvr.verifiers.config import BuiltinConfig
 
@@ -64,7 +66,13 @@ SHUTDOWN_GRACE_S = 2.0
 # what its sandbox may take to start or to give up (the local zygote's 60 s), so that a
 # sandbox that does not come up leaves a worker that verifies everything else.
 WORKER_START_TIMEOUT_S = 150.0
+# A worker that fails to start is started again after this, doubling up to the most:
+# a pool that cannot start workers (a broken install, no memory to fork) waits between
+# tries instead of spinning, and answers 503 meanwhile (`PoolDispatcher.run`).
 RESPAWN_BACKOFF_S = 0.05
+RESPAWN_BACKOFF_MAX_S = 5.0
+# Consecutive failed starts of one worker after which the pool counts as broken.
+FAILED_STARTS_BROKEN = 3
 # How often a waiting thread looks at which unit its worker is on: the bound on how late
 # a unit's own deadline is noticed after an earlier unit of its chunk finished.
 PROGRESS_CHECK_S = 0.05
@@ -105,13 +113,14 @@ class _Stop:
 class _Worker:
     """One worker process and the thread that feeds it chunks."""
 
-    def __init__(self, pool: EmbeddedDispatcher, index: int) -> None:
+    def __init__(self, pool: PoolDispatcher, index: int) -> None:
         self.pool = pool
         self.index = index
         self.process: Any = None
         self.conn: Connection | None = None
         self.progress: Progress | None = None
         self.thread = threading.Thread(target=self._loop, name=f"rlvr-worker-{index}", daemon=True)
+        self.failed_starts = 0
 
     def spawn(self) -> None:
         parent, child = mp.Pipe(duplex=True)
@@ -145,11 +154,23 @@ class _Worker:
     def await_ready(self) -> None:
         """Wait until the worker has started what it needs (its sandbox): no unit's time
         runs while it does. Raises if it does not come up."""
-        conn = self.conn
-        if conn is None or not conn.poll(WORKER_START_TIMEOUT_S) or conn.recv() != WORKER_READY:
+        conn, process = self.conn, self.process
+        if conn is None or not conn.poll(WORKER_START_TIMEOUT_S):
             raise RuntimeError(f"the verifier worker did not come up within {WORKER_START_TIMEOUT_S} s")
+        try:
+            said = conn.recv()
+        except EOFError:
+            if process is not None:
+                process.join(timeout=1)
+            code = None if process is None else process.exitcode
+            raise RuntimeError(f"the verifier worker exited before it was ready (exit code {code})") from None
+        if said != WORKER_READY:
+            raise RuntimeError(f"the verifier worker said {said!r} instead of that it was ready")
 
     def _ensure(self) -> Connection:
+        """The live worker's connection, starting one if need be. Raises BackendUnavailable
+        once starts keep failing, so that the chunk waiting for it is masked rather than
+        held while the pool retries."""
         while self.conn is None or not self.alive():
             self.kill()
             if self.pool.closing:
@@ -159,10 +180,16 @@ class _Worker:
                 self.await_ready()
             except Exception as exc:
                 self.kill()
-                log.error("could not start verifier worker: %s", exc)
-                time.sleep(RESPAWN_BACKOFF_S)
+                self.failed_starts += 1
+                log.error("could not start verifier worker %d (try %d): %s", self.index, self.failed_starts, exc)
+                time.sleep(min(RESPAWN_BACKOFF_S * 2 ** (self.failed_starts - 1), RESPAWN_BACKOFF_MAX_S))
                 if self.pool.closing:
                     raise
+                if self.failed_starts >= FAILED_STARTS_BROKEN:
+                    self.pool.broken = f"verifier workers do not start: {exc}"
+                    raise BackendUnavailable(self.pool.broken) from exc
+        self.failed_starts = 0
+        self.pool.broken = None
         assert self.conn is not None
         return self.conn
 
@@ -173,7 +200,7 @@ class _Worker:
             except queue.Empty:
                 if not self.pool.closing and not self.alive():
                     self.pool.on_restart("died_idle")
-                    with contextlib.suppress(PoolClosing):
+                    with contextlib.suppress(PoolClosing, BackendUnavailable):
                         self._ensure()
                 continue
             if chunk is None:
@@ -335,7 +362,7 @@ class _Worker:
         return _Stop(mark.index, failure, count=mark.count)
 
 
-class EmbeddedDispatcher:
+class PoolDispatcher:
     """Verifies units on `workers` local processes, `chunk_size` units at a time."""
 
     # Results come back to the grader, which caches them.
@@ -358,7 +385,9 @@ class EmbeddedDispatcher:
         self.workers = workers
         self.chunk_size = chunk_size
         self.max_rss_mb = max_rss_mb
-        self.ctx = mp.get_context("forkserver")
+        self.ctx = WorkerContext()
+        # Why workers do not start, while none can (`_Worker._ensure`): requests get 503.
+        self.broken: str | None = None
         # Chunks of every request, taken round-robin between requests.
         self.chunks: FairQueue[_Chunk] = FairQueue()
         self._requests = itertools.count()
@@ -379,6 +408,8 @@ class EmbeddedDispatcher:
         self.handles = [_Worker(self, i) for i in range(self.workers)]
         loop = asyncio.get_running_loop()
 
+        failed: list[str] = []
+
         # Spawning goes through the forkserver, whose first start imports the verifiers.
         def spawn_all() -> None:
             for handle in self.handles:
@@ -388,9 +419,17 @@ class EmbeddedDispatcher:
                     handle.await_ready()
                 except Exception as exc:
                     log.error("verifier worker %d did not start: %s", handle.index, exc)
+                    failed.append(f"{type(exc).__name__}: {exc}")
                     handle.kill()  # its thread starts another
 
         await loop.run_in_executor(None, spawn_all)
+        if not any(handle.alive() for handle in self.handles):
+            self.closing = True
+            for handle in self.handles:
+                handle.kill()
+            _stop_forkserver()
+            reasons = "; ".join(sorted(set(failed)))
+            raise BackendUnavailable(f"the verifier pool could not start any of its {self.workers} workers: {reasons}")
         for handle in self.handles:
             handle.thread.start()
 
@@ -415,6 +454,8 @@ class EmbeddedDispatcher:
             return []
         if self.closing:
             return [infrastructure_failure("dispatcher is shutting down") for _ in units]
+        if self.broken is not None:
+            raise BackendUnavailable(self.broken)
         loop = asyncio.get_running_loop()
         size = chunk_units(len(units), self.workers, self.chunk_size)
         owner = next(self._requests)
@@ -440,13 +481,14 @@ class EmbeddedDispatcher:
         alive = sum(1 for h in self.handles if h.alive())
         return {
             "kind": "embedded",
-            "ready": bool(self.handles) and alive > 0 and not self.closing,
+            "ready": bool(self.handles) and alive > 0 and not self.closing and self.broken is None,
             "workers": self.workers,
             "workers_alive": alive,
             "restarts": dict(self.restarts),
             # Which processes verify: operators (and tests) can inspect or signal them.
             "pids": [process.pid for h in self.handles if (process := h.process) is not None],
             "queued_jobs": self.chunks.qsize(),
+            "broken": self.broken,
         }
 
     async def stream_stats(self) -> None:
