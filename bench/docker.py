@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rlvr.sandboxes.base import RunSpec, Sandbox
+from rlvr.sandboxes.config import DEFAULT_DOCKER_URL, DockerConfig
 from rlvr.sandboxes.docker import containers, image
-from rlvr.sandboxes.docker.config import DEFAULT_DOCKER_URL, DockerConfig
 from rlvr.sandboxes.docker.sandbox import DockerSandbox
 from rlvr.sandboxes.local.sandbox import get_local_sandbox
 

@@ -7,8 +7,9 @@ import sys
 import pytest
 
 from rlvr.cli import build_parser, settings_from
+from rlvr.sandboxes.config import SandboxConfig
 from rlvr.service.settings import Settings, builtin_config
-from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
+from rlvr.verifiers.config import BuiltinConfig
 
 
 def test_serve_help_documents_every_setting() -> None:
@@ -49,5 +50,5 @@ def test_flags_reach_the_verifier_config_without_the_environment(monkeypatch: py
         monkeypatch.delenv(name)
     args = build_parser().parse_args(["serve", "--min-isolation", "none", "--allow-weak-isolation"])
     config = builtin_config(settings_from(args))
-    assert config == BuiltinConfig(SandboxPolicy(min_isolation="none", allow_weak_isolation=True))
+    assert config == BuiltinConfig(SandboxConfig(min_isolation="none", allow_weak_isolation=True))
     assert not [k for k in os.environ if k.startswith("RLVR_")]

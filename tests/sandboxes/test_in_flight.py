@@ -1,5 +1,5 @@
 """How many jobs a client keeps in flight: together, their memory limits stay within
-`MEMORY_IN_FLIGHT_MB` (a batch at its limits must not bring on the host's OOM killer),
+the config's `memory_in_flight_mb` (a batch at its limits must not bring on the host's OOM killer),
 and a job larger than that still runs, alone."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
-from rlvr.sandboxes.local import sandbox as local_sandbox
+from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.local.sandbox import get_local_sandbox
 from rlvr.sandboxes.runner import wire
 from tests.services import require
@@ -16,13 +16,13 @@ from tests.services import require
 TIMED = "import time\nS = time.monotonic()\ntime.sleep(0.25)\nE = time.monotonic()\n"
 
 
-def most_at_once(memory_mb: list[int]) -> int:
+def most_at_once(memory_mb: list[int], config: SandboxConfig | None = None) -> int:
     """The most jobs that ran at one moment, of a batch with these memory limits."""
     specs = [
         RunSpec({"mode": "values", "code": TIMED, "exprs": ["(S, E)"], "timeout_s": 5}, Limits(memory_mb=mb))
         for mb in memory_mb
     ]
-    results = get_local_sandbox().run_many(specs)
+    results = get_local_sandbox(config).run_many(specs)
     spans = []
     for result in results:
         record = next(r for r in result.records if r.get("i") == 0)
@@ -47,11 +47,13 @@ def _local_sandbox() -> None:
         (256, [512] * 3, 1),  # each larger than the budget: one at a time
     ],
 )
-def test_jobs_in_flight_stay_within_the_memory_budget(
-    monkeypatch: pytest.MonkeyPatch, budget_mb: int, memory_mb: list[int], at_most: int
-) -> None:
-    monkeypatch.setattr(local_sandbox, "MEMORY_IN_FLIGHT_MB", budget_mb)
-    assert most_at_once(memory_mb) <= at_most
+def test_jobs_in_flight_stay_within_the_memory_budget(budget_mb: int, memory_mb: list[int], at_most: int) -> None:
+    assert most_at_once(memory_mb, SandboxConfig(memory_in_flight_mb=budget_mb)) <= at_most
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_no_more_jobs_in_flight_than_the_config_allows(jobs: int) -> None:
+    assert most_at_once([256] * 6, SandboxConfig(max_jobs_in_flight=jobs)) <= jobs
 
 
 def test_within_the_budget_jobs_run_together() -> None:

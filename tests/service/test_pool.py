@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from rlvr.sandboxes import SandboxUnavailable, get_sandbox
-from rlvr.sandboxes.docker.config import DockerConfig
+from rlvr.sandboxes import SandboxUnavailable, open_sandbox
+from rlvr.sandboxes.config import DockerConfig, SandboxConfig
 from rlvr.service.dispatch.pool import PoolDispatcher
 from rlvr.service.work import Unit, UnitResult, canonical_json, prepared_key, unit_key
-from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
+from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.registry import Registry
 
 
@@ -36,9 +36,9 @@ async def grade_one(config: BuiltinConfig, unit: Unit) -> UnitResult:
 
 def test_workers_use_the_sandbox_policy_they_were_given() -> None:
     # A docker backend whose image no daemon has: it refuses wherever the test runs.
-    policy = SandboxPolicy(backend="docker", docker=DockerConfig(image="rlvr-test-no-such-image:none"))
+    policy = SandboxConfig(backend="docker", docker=DockerConfig(image="rlvr-test-no-such-image:none"))
     with pytest.raises(SandboxUnavailable):
-        get_sandbox(policy.backend, policy.docker)
+        open_sandbox(policy)
     # Nothing in the environment names docker: only the config reaches the worker.
     result = asyncio.run(grade_one(BuiltinConfig(policy), code_unit()))
     assert result.mask and "sandbox unavailable" in result.reason, result

@@ -113,10 +113,9 @@ def test_a_stalled_worker_on_its_first_unit_is_a_stall_not_a_timeout(fresh: bool
 def test_a_worker_whose_sandbox_cannot_start_still_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
     # No sandbox here (a docker backend without its image): the worker comes up, and the
     # code verifier says why, item by item; other verifiers are not held up.
-    from rlvr.sandboxes.docker.config import DockerConfig
-    from rlvr.verifiers.config import SandboxPolicy
+    from rlvr.sandboxes.config import DockerConfig, SandboxConfig
 
-    config = BuiltinConfig(SandboxPolicy(backend="docker", docker=DockerConfig(image="rlvr-test-no-such-image:none")))
+    config = BuiltinConfig(SandboxConfig(backend="docker", docker=DockerConfig(image="rlvr-test-no-such-image:none")))
     version = Registry(use_entry_points=False).get("format").version
     fmt = Unit("k", f"format {version}", "format", {}, None, "", "<think>t</think><answer>a</answer>", 10.0)
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from rlvr.sandboxes.config import SandboxConfig
 from rlvr.verifiers import registry as registry_module
 from rlvr.verifiers.base import NoParams, Outcome, Verdict
 from rlvr.verifiers.code import CodeVerifier
-from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
+from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
 from rlvr.verifiers.registry import ENTRY_POINT_GROUP, Registry
 
@@ -90,8 +91,7 @@ def fake_module(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def make(monkeypatch: pytest.MonkeyPatch, targets: dict[str, str]) -> Registry:
-    monkeypatch.setattr(registry_module, "BUILTINS", {**registry_module.BUILTINS, **targets})
-    return Registry(use_entry_points=False)
+    return Registry(use_entry_points=False, local=targets)
 
 
 def test_builtins_are_known_without_importing() -> None:
@@ -101,11 +101,24 @@ def test_builtins_are_known_without_importing() -> None:
 
 
 def test_code_is_built_with_the_configured_sandbox_policy() -> None:
-    policy = SandboxPolicy(backend="docker", min_isolation="full", allow_weak_isolation=True)
+    policy = SandboxConfig(backend="docker", min_isolation="full", allow_weak_isolation=True)
     configured = Registry(BuiltinConfig(sandbox=policy), use_entry_points=False).get("code").instance
     default = Registry(use_entry_points=False).get("code").instance
-    assert isinstance(configured, CodeVerifier) and configured.policy == policy
-    assert isinstance(default, CodeVerifier) and default.policy == SandboxPolicy()
+    assert isinstance(configured, CodeVerifier) and configured.runner.config == policy
+    assert isinstance(default, CodeVerifier) and default.runner.config == SandboxConfig()
+
+
+def test_every_builtin_registers_through_the_entry_point_group() -> None:
+    own = {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.dist is not None and ep.dist.name == "rlvr"}
+    reg = Registry(use_entry_points=False)
+    assert set(reg.names()) == own >= {"format", "math", "code", "proof", "compile", "ifeval"}
+    assert all(reg.source(name) == "builtin" for name in reg.names())
+
+
+def test_the_verifiers_that_run_programs_share_one_runner() -> None:
+    reg = Registry(use_entry_points=False)
+    runners = {id(reg.get(name).instance.runner) for name in ("code", "proof", "compile")}
+    assert runners == {id(reg.runner)}
 
 
 def test_loads_lazily_and_builds_adapters(monkeypatch: pytest.MonkeyPatch, fake_module: str) -> None:
@@ -189,6 +202,7 @@ def test_entry_points_discovered(monkeypatch: pytest.MonkeyPatch, fake_module: s
     eps = [
         EntryPoint("good", f"{fake_module}:Good", "rlvr.verifiers"),
         EntryPoint("format", f"{fake_module}:Good", "rlvr.verifiers"),  # cannot shadow a built-in
+        *entry_points(group=ENTRY_POINT_GROUP),  # rlvr's own, listed after: they still win
     ]
     monkeypatch.setattr(registry_module, "entry_points", lambda group: eps)
     reg = Registry()
@@ -204,6 +218,7 @@ def test_later_builtins_register_through_the_entry_point_group_third_parties_use
     reg = Registry(use_entry_points=False)  # third-party plugins off; rlvr's own stay
     assert {"proof", "compile", "ifeval"} <= set(reg.names())
     assert all(reg.source(name) == "builtin" for name in ("proof", "compile", "ifeval"))
-    # Built with the sandbox policy, as the first built-ins are.
-    policy = SandboxPolicy(min_isolation="none")
-    assert Registry(BuiltinConfig(sandbox=policy), use_entry_points=False).get("proof").instance.policy == policy
+    # Built with the sandbox config, as the first built-ins are.
+    policy = SandboxConfig(min_isolation="none")
+    proof = Registry(BuiltinConfig(sandbox=policy), use_entry_points=False).get("proof").instance
+    assert proof.runner.config == policy

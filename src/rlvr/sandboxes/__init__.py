@@ -1,5 +1,6 @@
-"""Sandboxes for untrusted programs. `get_sandbox()` gives this process's backend;
-`isolation_report()` says what isolation this host achieves (for /readyz).
+"""Sandboxes for untrusted programs. `open_sandbox(config)` gives this process's backend
+for a `SandboxConfig` (`rlvr.sandboxes.config`: every sandbox limit); `isolation_report`
+says what isolation this host achieves (for /readyz), without starting a backend.
 
 Imports here are lazy on purpose: the local backend's zygote imports this package, and
 every module it holds is memory that each job's fork copies and tears down again.
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rlvr.sandboxes.base import Limits, RunResult, RunSpec, Sandbox, SandboxUnavailable, Status
-    from rlvr.sandboxes.docker.config import DockerConfig
+    from rlvr.sandboxes.config import SandboxConfig
 
 __all__ = [
     "Limits",
@@ -20,8 +21,8 @@ __all__ = [
     "Sandbox",
     "SandboxUnavailable",
     "Status",
-    "get_sandbox",
     "isolation_report",
+    "open_sandbox",
 ]
 
 PROBE_TIMEOUT_S = 60.0
@@ -37,21 +38,20 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def get_sandbox(backend: str = "local", docker: DockerConfig | None = None) -> Sandbox:
-    """This process's sandbox of `backend`; `docker` configures the docker backend
-    (its defaults if not given). Raises `SandboxUnavailable`."""
+def open_sandbox(config: SandboxConfig) -> Sandbox:
+    """This process's sandbox of `config.backend`, with `config`'s limits; started on
+    its first job. Raises `SandboxUnavailable`."""
     from rlvr.sandboxes.base import SandboxUnavailable
 
-    if backend == "docker":
-        from rlvr.sandboxes.docker.config import DockerConfig
+    if config.backend == "docker":
         from rlvr.sandboxes.docker.sandbox import get_docker_sandbox
 
-        return get_docker_sandbox(docker or DockerConfig())
-    if backend != "local":
-        raise SandboxUnavailable(f"sandbox backend {backend!r} is not available in this build")
+        return get_docker_sandbox(config.docker)
+    if config.backend != "local":
+        raise SandboxUnavailable(f"sandbox backend {config.backend!r} is not available in this build")
     from rlvr.sandboxes.local.sandbox import get_local_sandbox
 
-    return get_local_sandbox()
+    return get_local_sandbox(config)
 
 
 def _probe() -> dict[str, Any]:
@@ -79,14 +79,18 @@ def _probe() -> dict[str, Any]:
     return report
 
 
-def isolation_report(backend: str = "local", docker: DockerConfig | None = None) -> dict[str, Any]:
-    """What the sandbox achieves on this host: the local backend's probe, cached after
-    the first call; for docker, whether its daemon and image are there (no pool)."""
-    if backend == "docker":
-        from rlvr.sandboxes.docker.config import DockerConfig
+def isolation_report(config: SandboxConfig | None = None) -> dict[str, Any]:
+    """What the sandbox achieves on this host (the default config's: the local backend):
+    the local backend's probe, cached after the first call; for docker, whether its
+    daemon and image are there (no pool)."""
+    if config is None:
+        from rlvr.sandboxes.config import SandboxConfig
+
+        config = SandboxConfig()
+    if config.backend == "docker":
         from rlvr.sandboxes.docker.sandbox import probe
 
-        return probe(docker or DockerConfig())
-    if backend != "local":
-        return {"backend": backend, "isolation": "none", "error": f"backend {backend!r} not available"}
+        return probe(config.docker)
+    if config.backend != "local":
+        return {"backend": config.backend, "isolation": "none", "error": f"backend {config.backend!r} not available"}
     return {"backend": "local", **_probe()}

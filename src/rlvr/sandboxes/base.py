@@ -28,6 +28,15 @@ class Status(enum.StrEnum):
     CRASHED = "crashed"
 
 
+# A job's output caps (`Limits`; configurable as `SandboxConfig` fields).
+DEFAULT_KEEP_OUTPUT_BYTES = 64 * 1024
+DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_CHANNEL_BYTES = 32 * 1024 * 1024
+# A grader's cost per item is bounded by the records it parses, and a tiny record costs
+# the job nothing to write.
+DEFAULT_MAX_RECORDS = 10_000
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """What one run may use. The client enforces the wall deadline and the output caps;
@@ -42,12 +51,11 @@ class Limits:
     nofile: int = 256
     tmp_mb: int = 64
     # Kept of stdout/stderr, and past what the job is killed (output_limit).
-    keep_output_bytes: int = 64 * 1024
-    max_output_bytes: int = 8 * 1024 * 1024
-    max_channel_bytes: int = 32 * 1024 * 1024
-    # Records past this many kill the job (output_limit): a grader's cost per item is
-    # bounded by the records it parses, and a tiny record costs the job nothing to write.
-    max_records: int = 10_000
+    keep_output_bytes: int = DEFAULT_KEEP_OUTPUT_BYTES
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    max_channel_bytes: int = DEFAULT_MAX_CHANNEL_BYTES
+    # Records past this many kill the job (output_limit).
+    max_records: int = DEFAULT_MAX_RECORDS
 
 
 @dataclass(slots=True)

@@ -7,23 +7,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rlvr.sandboxes.config import SandboxConfig
 from rlvr.service.cache import MemoryCache, VerdictCache
 from rlvr.service.dispatch import Dispatcher
 from rlvr.service.dispatch.pool import PoolDispatcher
 from rlvr.service.metrics import Metrics
 from rlvr.service.settings import Settings
-from rlvr.verifiers.config import BuiltinConfig, SandboxPolicy
+from rlvr.verifiers.config import BuiltinConfig
 
 if TYPE_CHECKING:  # redis is an optional dependency, imported only when configured
     from redis.asyncio import Redis
 
 
-def sandbox_report(policy: SandboxPolicy | None = None) -> dict[str, Any]:
-    policy = policy or SandboxPolicy()
+def sandbox_report(config: SandboxConfig | None = None) -> dict[str, Any]:
     try:
         from rlvr import sandboxes
 
-        report = dict(sandboxes.isolation_report(policy.backend, policy.docker))
+        report = dict(sandboxes.isolation_report(config or SandboxConfig()))
     except Exception as exc:  # the code verifier masks its items; the rest of the service stays up
         return {"ready": False, "error": f"{type(exc).__name__}: {exc}"}
     report.setdefault("ready", True)
@@ -35,11 +35,11 @@ class Backends:
     dispatcher: Dispatcher
     cache: VerdictCache
     redis_clients: list[Redis]
-    sandbox_policy: SandboxPolicy = field(default_factory=SandboxPolicy)
+    sandbox_config: SandboxConfig = field(default_factory=SandboxConfig)
 
     async def health(self) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
-        sandbox = await loop.run_in_executor(None, sandbox_report, self.sandbox_policy)
+        sandbox = await loop.run_in_executor(None, sandbox_report, self.sandbox_config)
         dispatcher = self.dispatcher.health()
         stream = await self.dispatcher.stream_stats()
         if stream is not None:
@@ -84,7 +84,7 @@ async def build_backends(settings: Settings, metrics: Metrics, verifier_config: 
         backends = Backends(local_pool(), MemoryCache(settings.cache_entries), redis_clients=[])
     else:
         backends = _redis_backends(settings, local_pool)
-    backends.sandbox_policy = verifier_config.sandbox  # /readyz reports the configured backend
+    backends.sandbox_config = verifier_config.sandbox  # /readyz reports the configured backend
     await backends.dispatcher.start()
     return backends
 

@@ -33,8 +33,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox
-from rlvr.sandboxes.base import Limits, meets_isolation
+from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
 from rlvr.service.asgi import StrictJSONResponse
 from rlvr.service.bodies import parse_body, parse_off_loop
@@ -42,8 +42,8 @@ from rlvr.service.dispatch.spawning import WorkerContext
 from rlvr.service.drain import Drain
 from rlvr.service.errors import ShuttingDown
 from rlvr.service.models import ErrorResponse
-from rlvr.verifiers.code.verifier import COMPILE_MEMORY_MB, JOB_OVERHEAD_S, NODE_MEMORY_MB
-from rlvr.verifiers.config import SandboxPolicy
+from rlvr.verifiers.code.verifier import JOB_OVERHEAD_S, job_memory_mb
+from rlvr.verifiers.programs import ProgramRunner
 
 MAX_RUN_TIMEOUT_S = 60.0
 MAX_COMPILE_TIMEOUT_S = 60.0
@@ -146,7 +146,7 @@ def sandbox_error(message: str) -> dict[str, Any]:
     }
 
 
-def job_spec(request: RunCodeRequest) -> RunSpec:
+def job_spec(request: RunCodeRequest, config: SandboxConfig) -> RunSpec:
     """The sandbox job for `request`, with the `code` verifier's per-language limits."""
     language = LANGUAGES[request.language]
     memory = DEFAULT_MEMORY_MB if request.memory_limit_MB == -1 else request.memory_limit_MB
@@ -167,12 +167,9 @@ def job_spec(request: RunCodeRequest) -> RunSpec:
         "node": shutil.which("node"),
     }
     wall = JOB_OVERHEAD_S + compiling + request.run_timeout
-    if language == "cpp":
-        memory = max(memory, COMPILE_MEMORY_MB)  # the runner lowers it again for the program
-    elif language == "javascript":
-        memory = max(memory, NODE_MEMORY_MB)  # V8 reserves address space up front
     records = len(request.fetch_files) + 8  # compile, run, one per fetched file
-    limits = Limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory, max_records=records)
+    memory = job_memory_mb(config, language, memory)
+    limits = config.limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory, max_records=records)
     return RunSpec(job, limits)
 
 
@@ -245,26 +242,23 @@ def _text(value: Any) -> str:
     return value.encode("utf-8", "replace").decode("utf-8") if type(value) is str else ""
 
 
-def _run_job(policy: SandboxPolicy, spec: RunSpec) -> RunResult:
+def _run_job(config: SandboxConfig, spec: RunSpec) -> RunResult:
     """In a pool process: the job, in this process's sandbox, if it is isolated enough."""
+    runner = ProgramRunner(config)
+    refused = runner.refusal_reason()
+    if refused is not None:
+        return RunResult(Status.CRASHED, infra_error=refused)
     try:
-        sandbox = get_sandbox(policy.backend, policy.docker)
-        level = str(sandbox.isolation().get("isolation", "none"))
+        return runner.run(spec)
     except SandboxUnavailable as exc:
         return RunResult(Status.CRASHED, infra_error=f"sandbox unavailable: {exc}")
-    if not (meets_isolation(level, policy.min_isolation) or policy.allow_weak_isolation):
-        return RunResult(
-            Status.CRASHED,
-            infra_error=f"sandbox isolation is {level!r}, below the required {policy.min_isolation!r}",
-        )
-    return sandbox.run(spec)
 
 
 class RunCodePool:
     """Processes that run `/run_code` jobs, one at a time each; started on first use."""
 
-    def __init__(self, policy: SandboxPolicy, processes: int) -> None:
-        self.policy = policy
+    def __init__(self, config: SandboxConfig, processes: int) -> None:
+        self.config = config
         self.processes = processes
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
 
@@ -278,10 +272,10 @@ class RunCodePool:
         missing = missing_toolchain(request)
         if missing is not None:
             return sandbox_error(missing)
-        spec = job_spec(request)
+        spec = job_spec(request, self.config)
         loop = asyncio.get_running_loop()
         try:
-            future = loop.run_in_executor(self._executor(), _run_job, self.policy, spec)
+            future = loop.run_in_executor(self._executor(), _run_job, self.config, spec)
             result = await asyncio.wait_for(future, spec.limits.wall_s + POOL_GRACE_S)
         except (BrokenProcessPool, TimeoutError) as exc:
             self.close(kill=True)  # a fresh pool for the next request

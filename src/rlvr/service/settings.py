@@ -13,16 +13,10 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rlvr.sandboxes import config as sandbox_defaults
 from rlvr.sandboxes.base import IsolationLevel
-from rlvr.sandboxes.docker import config as docker_defaults
-from rlvr.sandboxes.docker.config import DockerConfig
-from rlvr.verifiers.config import (
-    DEFAULT_MIN_ISOLATION,
-    DEFAULT_SANDBOX_BACKEND,
-    BuiltinConfig,
-    SandboxBackend,
-    SandboxPolicy,
-)
+from rlvr.sandboxes.config import DockerConfig, SandboxBackend, SandboxConfig
+from rlvr.verifiers.config import BuiltinConfig
 
 DEFAULT_MAX_ITEMS = 10_000
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
@@ -160,32 +154,73 @@ class Settings(BaseSettings):
         DEFAULT_REDIS_OP_TIMEOUT_S, gt=0, description="Socket timeout of one Redis command."
     )
 
-    sandbox: SandboxBackend = Field(DEFAULT_SANDBOX_BACKEND, description="Sandbox backend for untrusted code.")
+    # Every sandbox limit is a field of rlvr.sandboxes.config.SandboxConfig (its table).
+    sandbox: SandboxBackend = Field(
+        sandbox_defaults.DEFAULT_SANDBOX_BACKEND, description="Sandbox backend for untrusted code."
+    )
     min_isolation: IsolationLevel = Field(
-        DEFAULT_MIN_ISOLATION, description="Least sandbox isolation the code verifier accepts."
+        sandbox_defaults.DEFAULT_MIN_ISOLATION, description="Least sandbox isolation the code verifier accepts."
     )
     allow_weak_isolation: bool = Field(
         False, description="Run code even when the sandbox is below min_isolation (operator opt-out)."
     )
+    sandbox_max_jobs_in_flight: int = Field(
+        sandbox_defaults.DEFAULT_MAX_JOBS_IN_FLIGHT, ge=1, description="Local sandbox jobs a worker runs at once."
+    )
+    sandbox_memory_in_flight_mb: int = Field(
+        sandbox_defaults.DEFAULT_MEMORY_IN_FLIGHT_MB,
+        ge=64,
+        description="The memory limits of a worker's local jobs in flight, added up (MiB).",
+    )
+    sandbox_job_wall_s: float = Field(
+        sandbox_defaults.DEFAULT_JOB_WALL_S,
+        gt=0,
+        description="Wall time of one graded job (or 0.8 of its item's deadline, where longer).",
+    )
+    sandbox_compile_timeout_s: float = Field(
+        sandbox_defaults.DEFAULT_COMPILE_TIMEOUT_S, gt=0, description="Time to compile one C++ program."
+    )
+    sandbox_compile_memory_mb: int = Field(
+        sandbox_defaults.DEFAULT_COMPILE_MEMORY_MB, ge=64, description="Memory of a C++ job while it compiles (MiB)."
+    )
+    sandbox_node_memory_mb: int = Field(
+        sandbox_defaults.DEFAULT_NODE_MEMORY_MB, ge=256, description="Memory of a JavaScript job (MiB)."
+    )
+    sandbox_max_output_per_test_bytes: int = Field(
+        sandbox_defaults.DEFAULT_MAX_OUTPUT_PER_TEST_BYTES, ge=1024, description="Output of one test, at most."
+    )
+    sandbox_keep_output_bytes: int = Field(
+        sandbox_defaults.DEFAULT_KEEP_OUTPUT_BYTES, ge=1024, description="Stdout/stderr kept of a job."
+    )
+    sandbox_max_output_bytes: int = Field(
+        sandbox_defaults.DEFAULT_MAX_OUTPUT_BYTES, ge=1024, description="Stdout/stderr past which a job is killed."
+    )
+    sandbox_max_channel_bytes: int = Field(
+        sandbox_defaults.DEFAULT_MAX_CHANNEL_BYTES, ge=1024, description="Runner records past which a job is killed."
+    )
+    sandbox_max_records: int = Field(
+        sandbox_defaults.DEFAULT_MAX_RECORDS, ge=16, description="Records (tests, steps) past which a job is killed."
+    )
     # RLVR_SANDBOX=docker: one hardened container per job (rlvr.sandboxes.docker).
-    docker_url: str = Field(docker_defaults.DEFAULT_DOCKER_URL, description="Docker daemon of the docker sandbox.")
+    docker_url: str = Field(sandbox_defaults.DEFAULT_DOCKER_URL, description="Docker daemon of the docker sandbox.")
     docker_image: str = Field(
-        docker_defaults.DEFAULT_DOCKER_IMAGE, description="Image of the sandbox containers (docker/sandbox.Dockerfile)."
+        sandbox_defaults.DEFAULT_DOCKER_IMAGE,
+        description="Image of the sandbox containers (docker/sandbox.Dockerfile).",
     )
     docker_runtime: str = Field(
-        docker_defaults.DEFAULT_DOCKER_RUNTIME,
+        sandbox_defaults.DEFAULT_DOCKER_RUNTIME,
         description="OCI runtime of the sandbox containers: runc, or runsc for gVisor where installed.",
     )
     docker_pool_size: int = Field(
-        docker_defaults.DEFAULT_DOCKER_POOL_SIZE, ge=0, description="Idle started sandbox containers per worker."
+        sandbox_defaults.DEFAULT_DOCKER_POOL_SIZE, ge=0, description="Idle started sandbox containers per worker."
     )
     docker_memory_mb: int = Field(
-        docker_defaults.DEFAULT_DOCKER_MEMORY_MB, ge=64, description="Memory limit of one sandbox container (MiB)."
+        sandbox_defaults.DEFAULT_DOCKER_MEMORY_MB, ge=64, description="Memory limit of one sandbox container (MiB)."
     )
-    docker_cpus: float = Field(docker_defaults.DEFAULT_DOCKER_CPUS, gt=0, description="CPUs of one sandbox container.")
-    docker_pids: int = Field(docker_defaults.DEFAULT_DOCKER_PIDS, ge=8, description="Process limit of one container.")
+    docker_cpus: float = Field(sandbox_defaults.DEFAULT_DOCKER_CPUS, gt=0, description="CPUs of one sandbox container.")
+    docker_pids: int = Field(sandbox_defaults.DEFAULT_DOCKER_PIDS, ge=8, description="Process limit of one container.")
     docker_tmp_mb: int = Field(
-        docker_defaults.DEFAULT_DOCKER_TMP_MB, ge=1, description="Size of a sandbox container's /tmp (MiB)."
+        sandbox_defaults.DEFAULT_DOCKER_TMP_MB, ge=1, description="Size of a sandbox container's /tmp (MiB)."
     )
     default_verifier: str | None = Field(
         None,
@@ -199,10 +234,21 @@ def builtin_config(settings: Settings) -> BuiltinConfig:
     reach them. The API process builds its registry from it and hands it to every
     worker process, which builds its own."""
     return BuiltinConfig(
-        sandbox=SandboxPolicy(
+        sandbox=SandboxConfig(
             backend=settings.sandbox,
             min_isolation=settings.min_isolation,
             allow_weak_isolation=settings.allow_weak_isolation,
+            max_jobs_in_flight=settings.sandbox_max_jobs_in_flight,
+            memory_in_flight_mb=settings.sandbox_memory_in_flight_mb,
+            job_wall_s=settings.sandbox_job_wall_s,
+            compile_timeout_s=settings.sandbox_compile_timeout_s,
+            compile_memory_mb=settings.sandbox_compile_memory_mb,
+            node_memory_mb=settings.sandbox_node_memory_mb,
+            max_output_per_test_bytes=settings.sandbox_max_output_per_test_bytes,
+            keep_output_bytes=settings.sandbox_keep_output_bytes,
+            max_output_bytes=settings.sandbox_max_output_bytes,
+            max_channel_bytes=settings.sandbox_max_channel_bytes,
+            max_records=settings.sandbox_max_records,
             docker=DockerConfig(
                 url=settings.docker_url,
                 image=settings.docker_image,

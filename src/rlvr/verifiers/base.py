@@ -27,8 +27,10 @@ A complete plugin::
 
 Besides `Verifier`, a plugin may implement any of the optional protocols below
 (`Preparing`, `BatchVerifying`, `DeadlineVerifying`, `Availability`, `HasDescription`,
-`HasDefaultDeadline`);
-the registry recognises them when it loads the plugin.
+`HasDefaultDeadline`); the registry recognises them when it loads the plugin. A verifier
+class that runs programs implements `RunsPrograms`: the registry then builds it with the
+host's `ProgramRunner` (its sandbox, limits and isolation check) instead of calling it
+with no arguments.
 """
 
 from __future__ import annotations
@@ -36,9 +38,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from rlvr.verifiers.programs import ProgramRunner
 
 
 class Verdict(enum.StrEnum):
@@ -171,3 +176,13 @@ class HasDefaultDeadline(Protocol):
     service's default applies otherwise)."""
 
     default_deadline_s: ClassVar[float | None]
+
+
+@runtime_checkable
+class RunsPrograms(Protocol):
+    """A verifier class whose instances run programs: the registry builds it with
+    `from_runner(runner)`, handing it the host's `ProgramRunner`
+    (`rlvr.verifiers.programs`), and calls no other constructor."""
+
+    @classmethod
+    def from_runner(cls, runner: ProgramRunner) -> Verifier: ...

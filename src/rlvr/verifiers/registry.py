@@ -1,4 +1,5 @@
-"""Finds verifiers by name: the built-ins, then every `rlvr.verifiers` entry point.
+"""Finds verifiers by name, through the `rlvr.verifiers` entry-point group: rlvr's own
+(the built-ins, always), then every other distribution's.
 
 Nothing is imported until a verifier is first asked for, so a broken or slow plugin
 costs nothing until used, and a plugin that fails to import is reported (see
@@ -10,7 +11,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
@@ -26,28 +27,18 @@ from rlvr.verifiers.base import (
     HasDescription,
     Outcome,
     Preparing,
+    RunsPrograms,
     Verifier,
 )
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
+from rlvr.verifiers.programs import ProgramRunner
 
 ENTRY_POINT_GROUP = "rlvr.verifiers"
 
-# The first built-ins, found without any package metadata. Those added later (`proof`,
-# `compile`, `ifeval`) register through the `rlvr.verifiers` entry-point group, as a third
-# party would, from rlvr's own distribution (see pyproject.toml); they count as built-ins.
-BUILTINS: dict[str, str] = {
-    "format": "rlvr.verifiers.format:FormatVerifier",
-    "math": "rlvr.verifiers.math:MathVerifier",
-    "code": "rlvr.verifiers.code:CodeVerifier",
-}
+# The built-ins register in the group as a third party would, from rlvr's own
+# distribution (pyproject.toml); they count as built-ins, and win a name both claim.
 OWN_DISTRIBUTION = "rlvr"
-# What each built-in's constructor takes from the `BuiltinConfig`.
-BUILTIN_ARGS: dict[str, Callable[[BuiltinConfig], tuple[Any, ...]]] = {
-    "code": lambda config: (config.sandbox,),
-    "proof": lambda config: (config.sandbox,),
-    "compile": lambda config: (config.sandbox,),
-}
 # The members of `Verifier`, in the order a missing one is reported.
 _REQUIRED_MEMBERS = ("name", "version", "params_model", "ground_truth_model", "verify")
 
@@ -92,8 +83,13 @@ def _load_target(target: str) -> Any:
     return obj
 
 
-def _instantiate(cls_or_obj: Any, expected_name: str, args: tuple[Any, ...] = ()) -> Verifier:
-    instance = cls_or_obj(*args) if isinstance(cls_or_obj, type) else cls_or_obj
+def _instantiate(cls_or_obj: Any, expected_name: str, runner: ProgramRunner) -> Verifier:
+    if isinstance(cls_or_obj, type) and isinstance(cls_or_obj, RunsPrograms):
+        instance: Any = cls_or_obj.from_runner(runner)
+    elif isinstance(cls_or_obj, type):
+        instance = cls_or_obj()
+    else:
+        instance = cls_or_obj
     if not isinstance(instance, Verifier):
         missing = next((attr for attr in _REQUIRED_MEMBERS if not hasattr(instance, attr)), "verify")
         raise PluginError(f"verifier {expected_name!r} lacks required attribute {missing!r}")
@@ -157,13 +153,26 @@ class Registry:
     ('format', '1.0.0', 5.0, True)
     """
 
-    def __init__(self, config: BuiltinConfig | None = None, *, use_entry_points: bool = True) -> None:
+    def __init__(
+        self,
+        config: BuiltinConfig | None = None,
+        *,
+        use_entry_points: bool = True,
+        local: Mapping[str, str] | None = None,
+    ) -> None:
+        """`local`: verifiers of the embedding application's own, by name and
+        `module:attribute` target, as an entry point names them; a name an entry point
+        also claims is the entry point's."""
         self.config = config or BuiltinConfig()
-        self._targets: dict[str, tuple[str, str]] = {n: (t, "builtin") for n, t in BUILTINS.items()}
+        # Shared by every verifier that runs programs: one sandbox config, one check.
+        self.runner = ProgramRunner(self.config.sandbox)
+        self._targets: dict[str, tuple[str, str]] = {}
         self._loaded: dict[str, LoadedVerifier] = {}
         self._broken: dict[str, str] = {}
         self._lock = threading.Lock()
         self._discover(third_party=use_entry_points)
+        for name, target in (local or {}).items():
+            self._targets.setdefault(name, (target, "local"))
 
     def _discover(self, third_party: bool) -> None:
         """rlvr's own entry points always (they are built-ins), others' when asked."""
@@ -214,8 +223,7 @@ class Registry:
             return loaded
 
     def _build(self, name: str, target: str, source: str) -> LoadedVerifier:
-        args = BUILTIN_ARGS[name](self.config) if source == "builtin" and name in BUILTIN_ARGS else ()
-        return _loaded_verifier(_instantiate(_load_target(target), name, args), source)
+        return _loaded_verifier(_instantiate(_load_target(target), name, self.runner), source)
 
     def describe(self) -> list[dict[str, Any]]:
         """Everything `GET /v1/verifiers` shows; loads every verifier."""

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rlvr.sandboxes.docker.config import DockerConfig
+from rlvr.sandboxes.config import DockerConfig
 from rlvr.sandboxes.docker.sandbox import DockerSandbox
 from tests.sandboxes.docker.images import sandbox_config
 

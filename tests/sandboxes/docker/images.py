@@ -9,8 +9,8 @@ import functools
 import os
 from typing import Any
 
+from rlvr.sandboxes.config import DEFAULT_DOCKER_URL, DockerConfig
 from rlvr.sandboxes.docker import containers, image
-from rlvr.sandboxes.docker.config import DEFAULT_DOCKER_URL, DockerConfig
 from tests.services import ROOT, require
 
 TEST_IMAGE = "rlvr-sandbox:test"

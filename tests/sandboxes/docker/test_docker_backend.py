@@ -21,12 +21,12 @@ import pytest
 from pydantic import TypeAdapter
 
 from rlvr.sandboxes.base import Limits, RunResult, RunSpec, Status
+from rlvr.sandboxes.config import DockerConfig, SandboxConfig
 from rlvr.sandboxes.docker import containers
-from rlvr.sandboxes.docker.config import DockerConfig
 from rlvr.sandboxes.docker.sandbox import DockerSandbox
 from rlvr.verifiers.base import GradeInput, Outcome
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
-from rlvr.verifiers.config import SandboxPolicy
+from rlvr.verifiers.programs import ProgramRunner
 
 WAIT_S = 90.0
 
@@ -54,7 +54,7 @@ def output(result: RunResult) -> str:
 
 
 def grade(config: DockerConfig, response: str, ground_truth: dict[str, Any], **params: Any) -> Outcome:
-    verifier = CodeVerifier(SandboxPolicy(backend="docker", docker=config))
+    verifier = CodeVerifier(ProgramRunner(SandboxConfig(backend="docker", docker=config)))
     p = CodeParams(**params)
     prepared = verifier.prepare(p, TypeAdapter(GroundTruth).validate_python(ground_truth))
     return verifier.verify(GradeInput("", response), p, prepared)
@@ -193,7 +193,7 @@ _WORKER = """
 import json, sys, threading, time
 from rlvr.sandboxes.base import Limits, RunSpec
 from rlvr.sandboxes.docker.sandbox import DockerSandbox
-from rlvr.sandboxes.docker.config import DockerConfig
+from rlvr.sandboxes.config import DockerConfig
 box = DockerSandbox(DockerConfig(**json.loads(sys.argv[1])))
 while box.pool.ready() < box.config.pool_size:
     time.sleep(0.1)

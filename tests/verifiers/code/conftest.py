@@ -6,10 +6,11 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
+from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.local.sandbox import get_local_sandbox
 from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
-from rlvr.verifiers.config import SandboxPolicy
+from rlvr.verifiers.programs import ProgramRunner
 from tests.sandboxes.docker.images import sandbox_config
 from tests.services import require
 
@@ -47,7 +48,7 @@ def code_backend(request: pytest.FixtureRequest) -> CodeVerifier:
     if request.param == "local":
         request.getfixturevalue("isolated")
         return _VERIFIER
-    return CodeVerifier(SandboxPolicy(backend="docker", docker=sandbox_config()))
+    return CodeVerifier(ProgramRunner(SandboxConfig(backend="docker", docker=sandbox_config())))
 
 
 @pytest.fixture(autouse=True)

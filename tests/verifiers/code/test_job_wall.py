@@ -15,9 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
+from rlvr.sandboxes.config import DEFAULT_JOB_WALL_S, SandboxConfig
 from rlvr.verifiers.base import BatchEntry, DeadlineVerifying, GradeInput, Verdict
-from rlvr.verifiers.code import CodeParams, CodeVerifier, verifier
-from rlvr.verifiers.code.verifier import DEADLINE_S, JOB_WALL_S, JOB_WALL_SHARE, job_wall_s
+from rlvr.verifiers.code import CodeParams, CodeVerifier
+from rlvr.verifiers.code.verifier import DEADLINE_S, JOB_WALL_SHARE, job_wall_s
+from rlvr.verifiers.programs import ProgramRunner
 from rlvr.verifiers.registry import Registry
 from tests.verifiers.code.conftest import _GT
 
@@ -35,57 +37,54 @@ def _suite(tests: int, step_s: float) -> tuple[str, dict[str, Any]]:
 SLOW, STDIO = _suite(16, 0.25)  # 4 s in all
 SHORT_S = 3.0  # 2.4 s of job wall, once the floor is out of the way: the suite does not fit
 LONG_S = 10.0  # 8 s: it does
+NO_FLOOR_S = 1.0
 
 
-def _entry(response: str, deadline_s: float, **params: Any) -> tuple[CodeVerifier, BatchEntry]:
-    code = CodeVerifier()
+def _entry(
+    response: str, deadline_s: float, floor_s: float = DEFAULT_JOB_WALL_S, **params: Any
+) -> tuple[CodeVerifier, BatchEntry]:
+    """`floor_s`: the job wall's floor (the config's `job_wall_s`); 1 s lets a few seconds
+    of tests show the share of the deadline."""
+    code = CodeVerifier(ProgramRunner(SandboxConfig(job_wall_s=floor_s)))
     p = CodeParams(**params)
     prepared = code.prepare(p, _GT.validate_python(STDIO))
     return code, BatchEntry(GradeInput("", response), p, prepared, deadline_s)
-
-
-@pytest.fixture
-def no_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The job wall without its 24 s floor, so that a few seconds of tests show it."""
-    monkeypatch.setattr(verifier, "JOB_WALL_S", 1.0)
 
 
 @pytest.mark.parametrize(
     ("deadline", "wall"), [(DEADLINE_S, 24.0), (0.1, 24.0), (5.0, 24.0), (60.0, 48.0), (120.0, 96.0)]
 )
 def test_the_job_wall(deadline: float, wall: float) -> None:
-    assert job_wall_s(deadline) == pytest.approx(wall)
-    assert job_wall_s(deadline) == max(JOB_WALL_S, JOB_WALL_SHARE * deadline)
+    config = SandboxConfig()
+    assert job_wall_s(config, deadline) == pytest.approx(wall)
+    assert job_wall_s(config, deadline) == max(config.job_wall_s, JOB_WALL_SHARE * deadline)
+    assert job_wall_s(SandboxConfig(job_wall_s=100.0), deadline) == max(100.0, JOB_WALL_SHARE * deadline)
 
 
-@pytest.mark.usefixtures("no_floor")
 def test_a_long_suite_passes_alone_under_a_long_deadline() -> None:
-    code, entry = _entry(SLOW, LONG_S)
+    code, entry = _entry(SLOW, LONG_S, NO_FLOOR_S)
     out = code.verify_within(entry)
     assert out.score == 1.0, (out.verdict, out.reason)
 
 
-@pytest.mark.usefixtures("no_floor")
 def test_a_long_suite_times_out_under_a_short_deadline() -> None:
-    code, entry = _entry(SLOW, SHORT_S)
+    code, entry = _entry(SLOW, SHORT_S, NO_FLOOR_S)
     out = code.verify_within(entry)
     assert out.score == 0.0 and not out.mask and "wall time" in out.reason, out.reason
 
 
-@pytest.mark.usefixtures("no_floor")
 def test_a_fraction_cut_by_the_job_wall_is_a_timeout() -> None:
     """What passed before the wall is the deadline's measure, not the program's: the
     verdict is a timeout (which the verdict cache never keeps), so a later request with
     a longer deadline grades the program in full."""
-    code, entry = _entry(SLOW, SHORT_S, reward="fraction")
+    code, entry = _entry(SLOW, SHORT_S, NO_FLOOR_S, reward="fraction")
     out = code.verify_within(entry)
     assert 0.0 < out.score < 1.0 and out.verdict == Verdict.TIMEOUT and not out.mask, (out.score, out.verdict)
 
 
-@pytest.mark.usefixtures("no_floor")
 @pytest.mark.parametrize("reward", ["all", "fraction"])
 def test_a_wrong_long_suite_fails_under_a_long_deadline(reward: str) -> None:
-    code, entry = _entry(SLOW.replace("2 * int", "3 * int"), LONG_S, reward=reward)
+    code, entry = _entry(SLOW.replace("2 * int", "3 * int"), LONG_S, NO_FLOOR_S, reward=reward)
     out = code.verify_within(entry)
     assert out.score == (1 / 16 if reward == "fraction" else 0.0) and not out.mask, out.reason  # input 0 passes
 

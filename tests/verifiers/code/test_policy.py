@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunResult, Status
+from rlvr.sandboxes.config import SandboxConfig
 from rlvr.verifiers.code import verifier as code_verifier
-from rlvr.verifiers.config import SandboxPolicy
+from rlvr.verifiers.programs import ProgramRunner
 from tests.verifiers.code.conftest import grade
 
 GT = {"tests": ["assert f() == 1"]}
@@ -28,15 +29,18 @@ class _WeakSandbox:
         return [self.run(spec) for spec in specs]
 
 
-def test_below_min_isolation_refuses_with_mask(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(code_verifier, "get_sandbox", lambda backend="local", docker=None: _WeakSandbox())
-    strict = code_verifier.CodeVerifier(SandboxPolicy(min_isolation="namespaces"))
+def _verifier(sandbox: Any, **config: Any) -> code_verifier.CodeVerifier:
+    return code_verifier.CodeVerifier(ProgramRunner(SandboxConfig(**config), sandbox=sandbox))
+
+
+def test_below_min_isolation_refuses_with_mask() -> None:
+    strict = _verifier(_WeakSandbox(), min_isolation="namespaces")
     out = grade(PROGRAM, GT, verifier=strict)
     assert out.verdict == "error" and out.mask and "rlimits" in out.reason
     assert out.details == {"isolation": "rlimits"}
-    lenient = code_verifier.CodeVerifier(SandboxPolicy(min_isolation="namespaces", allow_weak_isolation=True))
+    lenient = _verifier(_WeakSandbox(), min_isolation="namespaces", allow_weak_isolation=True)
     assert grade(PROGRAM, GT, verifier=lenient).score == 1.0
-    assert grade(PROGRAM, GT, verifier=code_verifier.CodeVerifier(SandboxPolicy(min_isolation="rlimits"))).score == 1.0
+    assert grade(PROGRAM, GT, verifier=_verifier(_WeakSandbox(), min_isolation="rlimits")).score == 1.0
 
 
 def test_missing_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,7 +51,7 @@ def test_missing_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
     assert avail["languages"] == {"python": True, "cpp": False, "javascript": False}
 
 
-def test_sandbox_failure_masks(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sandbox_failure_masks() -> None:
     class Broken(_WeakSandbox):
         def isolation(self) -> dict[str, Any]:
             return {"isolation": "full"}
@@ -55,6 +59,5 @@ def test_sandbox_failure_masks(monkeypatch: pytest.MonkeyPatch) -> None:
         def run(self, spec: Any) -> RunResult:
             return RunResult(Status.CRASHED, infra_error="sandbox zygote died")
 
-    monkeypatch.setattr(code_verifier, "get_sandbox", lambda backend="local", docker=None: Broken())
-    out = grade(PROGRAM, GT)
+    out = grade(PROGRAM, GT, verifier=_verifier(Broken()))
     assert out.verdict == "error" and out.mask and "zygote died" in out.reason

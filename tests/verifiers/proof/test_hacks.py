@@ -10,7 +10,7 @@ import pytest
 
 from rlvr.verifiers.base import Outcome
 from rlvr.verifiers.compile.steps import ToolSandbox
-from rlvr.verifiers.config import SandboxPolicy
+from rlvr.verifiers.programs import ProgramRunner
 from rlvr.verifiers.proof import ProofGroundTruth, ProofParams, coq
 from tests.verifiers.proof.conftest import ADD_COMM, grade
 
@@ -68,7 +68,7 @@ def unfiltered(script: str) -> Outcome:
     params = ProofParams()
     job = coq.prepare(ProofGroundTruth(**ADD_COMM))
     plan, offset = coq.steps(job, script, params)
-    return coq.grade(ToolSandbox(SandboxPolicy(), params.memory_mb).run(plan), offset)
+    return coq.grade(ToolSandbox(ProgramRunner(), params.memory_mb).run(plan), offset)
 
 
 @pytest.mark.parametrize(

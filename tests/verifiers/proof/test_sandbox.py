@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunResult, SandboxUnavailable, Status
+from rlvr.verifiers.base import GradeInput, Outcome
 from rlvr.verifiers.compile import steps
-from rlvr.verifiers.config import SandboxPolicy
-from rlvr.verifiers.proof import ProofVerifier
-from tests.verifiers.proof.conftest import grade
+from rlvr.verifiers.programs import ProgramRunner
+from rlvr.verifiers.proof import ProofGroundTruth, ProofParams, ProofVerifier
+from tests.verifiers.proof.conftest import ADD_COMM
 
 pytestmark = pytest.mark.usefixtures("coq")
 PROOF = "Proof. intros. apply Nat.add_comm. Qed."
@@ -36,8 +37,11 @@ class _Sandbox:
         return self.result
 
 
-def _install(monkeypatch: pytest.MonkeyPatch, sandbox: _Sandbox) -> None:
-    monkeypatch.setattr(steps, "get_sandbox", lambda backend="local", docker=None: sandbox)
+def _grade_on(sandbox: _Sandbox) -> Outcome:
+    verifier = ProofVerifier(ProgramRunner(sandbox=sandbox))
+    params = ProofParams()
+    prepared = verifier.prepare(params, ProofGroundTruth(**ADD_COMM))
+    return verifier.verify(GradeInput("", PROOF), params, prepared)
 
 
 @pytest.mark.parametrize(
@@ -48,21 +52,19 @@ def _install(monkeypatch: pytest.MonkeyPatch, sandbox: _Sandbox) -> None:
     ],
     ids=["infra_error", "unavailable"],
 )
-def test_sandbox_that_fails_to_start_masks(monkeypatch: pytest.MonkeyPatch, result: Any) -> None:
-    _install(monkeypatch, _Sandbox("full", result))
-    out = grade(PROOF)
+def test_sandbox_that_fails_to_start_masks(result: Any) -> None:
+    out = _grade_on(_Sandbox("full", result))
     assert (out.verdict, out.mask) == ("error", True) and "sandbox" in out.reason
 
 
-def test_isolation_below_the_policy_masks(monkeypatch: pytest.MonkeyPatch) -> None:
-    _install(monkeypatch, _Sandbox("rlimits", RunResult(Status.OK)))
-    out = grade(PROOF)
+def test_isolation_below_the_policy_masks() -> None:
+    out = _grade_on(_Sandbox("rlimits", RunResult(Status.OK)))
     assert (out.verdict, out.mask) == ("error", True) and "rlimits" in out.reason
 
 
 @pytest.mark.parametrize("tool", ["/nonexistent/coqc", "no-such-tool"])
 def test_tool_that_cannot_start_masks(tool: str) -> None:
-    run = steps.ToolSandbox(SandboxPolicy(), 1024).run([steps.Step("s", [tool], "/tmp", 5)])
+    run = steps.ToolSandbox(ProgramRunner(), 1024).run([steps.Step("s", [tool], "/tmp", 5)])
     assert run.stopped is not None and run.stopped.mask and "cannot run the tool" in run.stopped.reason
 
 

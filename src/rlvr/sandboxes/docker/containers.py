@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlvr.sandboxes.base import SandboxUnavailable
-from rlvr.sandboxes.docker.config import DockerConfig
+from rlvr.sandboxes.config import DockerConfig
 
 LABEL = "org.rlvr.sandbox"
 LABEL_HOST = "org.rlvr.sandbox.host"

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.config import DockerConfig
 from rlvr.sandboxes.docker import containers, protocol
-from rlvr.sandboxes.docker.config import DockerConfig
 from rlvr.sandboxes.local import pacing
 from rlvr.sandboxes.local import sandbox as local
 from rlvr.sandboxes.runner import core, python, split

@@ -28,17 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.local import control, pacing
 from rlvr.sandboxes.runner import core, python, split
 
 START_TIMEOUT_S = 60.0
 EXIT_GRACE_S = 1.0
 CLOSE_GRACE_S = 2.0
-MAX_CONCURRENT = 64
-# The memory limits of a client's jobs in flight add up to at most this (any one job
-# may still run alone): a batch of jobs at their limits must not bring on the host's
-# OOM killer, which picks its victims from every job.
-MEMORY_IN_FLIGHT_MB = 8192
 # What of the worker's environment jobs inherit (the rest may hold credentials).
 JOB_ENV = ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV")
 # The folder that holds the `rlvr` package (site-packages, or the checkout of an
@@ -97,9 +93,13 @@ class _JobState:
 class LocalSandbox:
     backend = "local"
 
-    def __init__(self, native_start: bool = True) -> None:
-        """`native_start`: jobs start through the `_jobstart` extension where it was
+    def __init__(self, config: SandboxConfig | None = None, *, native_start: bool = True) -> None:
+        """`config`: how many jobs, and how much of their memory limits, may be in flight
+        at once. `native_start`: jobs start through the `_jobstart` extension where it was
         built (False: always the same steps in Python; see `rlvr.sandboxes.local.jobstart`)."""
+        config = config or SandboxConfig()
+        self.max_jobs_in_flight = config.max_jobs_in_flight
+        self.memory_in_flight_mb = config.memory_in_flight_mb
         self._native_start = native_start
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
@@ -226,9 +226,9 @@ class LocalSandbox:
     def _room(self, active: dict[int, _JobState], job: _JobState) -> bool:
         if not active:
             return True
-        if len(active) >= MAX_CONCURRENT:
+        if len(active) >= self.max_jobs_in_flight:
             return False
-        return self._committed_mb + job.spec.limits.memory_mb <= MEMORY_IN_FLIGHT_MB
+        return self._committed_mb + job.spec.limits.memory_mb <= self.memory_in_flight_mb
 
     def _submit(self, job: _JobState, sock: socket.socket, sel: selectors.BaseSelector) -> bool:
         ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -477,12 +477,17 @@ def _outcome(job: _JobState, result: RunResult, accepted: bool) -> tuple[Status,
     return Status.OK, None
 
 
-_instance: LocalSandbox | None = None
+_instances: dict[tuple[int, int, int], LocalSandbox] = {}
 
 
-def get_local_sandbox() -> LocalSandbox:
-    """This process's sandbox (a forked child gets its own zygote, not its parent's)."""
-    global _instance
-    if _instance is None or _instance._owner != os.getpid():
-        _instance = LocalSandbox()
-    return _instance
+def get_local_sandbox(config: SandboxConfig | None = None) -> LocalSandbox:
+    """This process's sandbox for `config`'s limits in flight (a forked child gets its
+    own zygote, not its parent's)."""
+    config = config or SandboxConfig()
+    key = (os.getpid(), config.max_jobs_in_flight, config.memory_in_flight_mb)
+    sandbox = _instances.get(key)
+    if sandbox is None:
+        for stale in [k for k in _instances if k[0] != key[0]]:
+            del _instances[stale]
+        sandbox = _instances[key] = LocalSandbox(config)
+    return sandbox

@@ -10,7 +10,7 @@ import os
 import resource
 from multiprocessing.connection import Connection
 
-from rlvr.sandboxes import SandboxUnavailable, get_sandbox
+from rlvr.sandboxes import SandboxUnavailable, open_sandbox
 from rlvr.service.dispatch.progress import Progress
 from rlvr.service.work import Unit, UnitResult, UnitRunner
 from rlvr.verifiers.config import BuiltinConfig
@@ -48,7 +48,7 @@ def _start_sandbox(config: BuiltinConfig) -> None:
     being alive as its program still running, which makes a stall of the grader look
     like the item's timeout. And the first unit would wait for them."""
     try:
-        get_sandbox(config.sandbox.backend, config.sandbox.docker).isolation()
+        open_sandbox(config.sandbox).isolation()
     except SandboxUnavailable:
         pass  # the code verifier reports it, item by item
     except Exception as exc:  # nor may anything else keep the worker from verifying

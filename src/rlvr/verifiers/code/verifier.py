@@ -10,8 +10,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from rlvr.sandboxes import RunSpec, SandboxUnavailable, get_sandbox, isolation_report
-from rlvr.sandboxes.base import Limits, meets_isolation
+from rlvr.sandboxes import RunSpec, SandboxUnavailable
+from rlvr.sandboxes.config import SandboxConfig
 from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome, Verdict
 from rlvr.verifiers.code import asserts, helpers
 from rlvr.verifiers.code.description import COMPARISON_RULES
@@ -26,22 +26,18 @@ from rlvr.verifiers.code.models import (
     HumanEvalTests,
     StdioTests,
 )
-from rlvr.verifiers.config import SandboxPolicy
+from rlvr.verifiers.programs import BuiltWithRunner
 from rlvr.verifiers.turns import cut_code_at_turn_end
 
 DEADLINE_S = 30.0
 # Items whose jobs a worker keeps in flight at once (`verify_many`).
 MAX_BATCH = 32
-# A job is stopped after this long, or after this share of its item's deadline where
-# that is longer (a request may ask for more: `deadline_s`), so that a slow program is
-# graded here instead of taking its worker down with the dispatcher's kill.
-JOB_WALL_S = 24.0
+# A job is stopped after the config's `job_wall_s`, or after this share of its item's
+# deadline where that is longer (a request may ask for more: `deadline_s`), so that a
+# slow program is graded here instead of taking its worker down with the dispatcher's kill.
 JOB_WALL_SHARE = 0.8
+# What a job spends besides its tests (starting, loading the program), in its wall time.
 JOB_OVERHEAD_S = 2.0
-COMPILE_TIMEOUT_S = 15.0
-COMPILE_MEMORY_MB = 2048
-NODE_MEMORY_MB = 4096
-MAX_OUTPUT_PER_TEST = 1024 * 1024
 # What a Python solution finds bound without importing it (`runner.preludes`): call-based
 # problems come from LeetCode-style judges, which pre-import the common modules; other
 # function tests give the `typing` names their signatures use.
@@ -85,7 +81,7 @@ def _toolchains() -> dict[str, str | None]:
     return {"python": sys.executable, "cpp": shutil.which("g++"), "javascript": shutil.which("node")}
 
 
-class CodeVerifier:
+class CodeVerifier(BuiltWithRunner):
     name = "code"
     # 1.1: integers compare exactly, and the fence extractor reads CRLF and list items.
     # 1.3: a HumanEval check of literal calls runs as values, each call under the time
@@ -121,23 +117,9 @@ class CodeVerifier:
     default_deadline_s = DEADLINE_S
     max_batch = MAX_BATCH
 
-    def __init__(self, policy: SandboxPolicy | None = None) -> None:
-        self.policy = policy or SandboxPolicy()
-
     def availability(self) -> dict[str, Any]:
-        try:
-            report = isolation_report(self.policy.backend, self.policy.docker)
-        except Exception as exc:
-            report = {"isolation": "none", "error": str(exc)}
-        return {
-            "available": self._accepts_isolation(str(report.get("isolation", "none"))),
-            "languages": {lang: path is not None for lang, path in _toolchains().items()},
-            "sandbox": report,
-            "min_isolation": self.policy.min_isolation,
-        }
-
-    def _accepts_isolation(self, level: str) -> bool:
-        return meets_isolation(level, self.policy.min_isolation) or self.policy.allow_weak_isolation
+        languages = {lang: path is not None for lang, path in _toolchains().items()}
+        return {**self.runner.availability(), "languages": languages}
 
     def prepare(self, params: CodeParams, gt: GroundTruth) -> Prepared:
         prep = self._prepare(params, gt)
@@ -170,7 +152,7 @@ class CodeVerifier:
         base: dict[str, Any] = {
             "timeout_s": params.timeout_s,
             "stop_on_failure": params.stop_on_failure,
-            "max_output": MAX_OUTPUT_PER_TEST,
+            "max_output": self.runner.config.max_output_per_test_bytes,
             "memory_mb": params.memory_mb,
         }
         if isinstance(gt, HumanEvalTests):
@@ -232,7 +214,7 @@ class CodeVerifier:
     def _verify(self, entries: Sequence[BatchEntry], *, alone: bool) -> list[Outcome | None]:
         outcomes: list[Outcome | None] = [None] * len(entries)
         runs: list[tuple[int, Prepared, CodeParams, RunSpec]] = []
-        isolation = self._isolation_refusal()
+        isolation = self.runner.refusal()
         tools = _toolchains()  # PATH lookups: once per batch, not per item
         for index, entry in enumerate(entries):
             params: CodeParams = entry.params
@@ -248,12 +230,14 @@ class CodeVerifier:
             else:
                 # In a batch, a job gets no more wall time than its deadline of CPU: one
                 # that needs more, under the batch's contention, is judged alone after.
-                wall_s = job_wall_s(entry.deadline_s) if alone else min(job_wall_s(entry.deadline_s), entry.deadline_s)
-                runs.append((index, prep, params, _spec(prep, code, params, wall_s, tools)))
+                wall_s = job_wall_s(self.runner.config, entry.deadline_s)
+                if not alone:
+                    wall_s = min(wall_s, entry.deadline_s)
+                runs.append((index, prep, params, _spec(self.runner.config, prep, code, params, wall_s, tools)))
         if not runs:
             return outcomes
         try:
-            results = get_sandbox(self.policy.backend, self.policy.docker).run_many([run[3] for run in runs])
+            results = self.runner.run_many([run[3] for run in runs])
         except SandboxUnavailable as exc:
             for index, *_ in runs:
                 outcomes[index] = Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
@@ -262,22 +246,6 @@ class CodeVerifier:
             if alone or not judged_by_company(result):
                 outcomes[index] = grade(prep, params, result)
         return outcomes
-
-    def _isolation_refusal(self) -> Outcome | None:
-        try:
-            level = get_sandbox(self.policy.backend, self.policy.docker).isolation().get("isolation", "none")
-        except SandboxUnavailable as exc:
-            return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
-        if not self._accepts_isolation(str(level)):
-            return Outcome(
-                0.0,
-                Verdict.ERROR,
-                f"sandbox isolation is {level!r}, below the required {self.policy.min_isolation!r} "
-                "(set RLVR_ALLOW_WEAK_ISOLATION=true to run anyway)",
-                details={"isolation": level},
-                mask=True,
-            )
-        return None
 
 
 def _defined_by_program(gt: GroundTruth) -> list[str]:
@@ -293,10 +261,10 @@ def _defined_by_program(gt: GroundTruth) -> list[str]:
     return ["main"] if gt.language == "cpp" else []
 
 
-def job_wall_s(deadline_s: float) -> float:
+def job_wall_s(config: SandboxConfig, deadline_s: float) -> float:
     """The most wall time the job of an item with this deadline (seconds of CPU, which
     the dispatcher lets run to a multiple of it in wall time) gets when it runs alone."""
-    return max(JOB_WALL_S, JOB_WALL_SHARE * deadline_s)
+    return max(config.job_wall_s, JOB_WALL_SHARE * deadline_s)
 
 
 def _toolchain_refusal(prep: Prepared, tools: dict[str, str | None]) -> Outcome | None:
@@ -306,21 +274,38 @@ def _toolchain_refusal(prep: Prepared, tools: dict[str, str | None]) -> Outcome 
     return Outcome(0.0, Verdict.ERROR, f"toolchain for {prep.language} ({name}) is not installed", mask=True)
 
 
-def _spec(prep: Prepared, code: str, params: CodeParams, max_wall_s: float, tools: dict[str, str | None]) -> RunSpec:
+def _spec(
+    config: SandboxConfig,
+    prep: Prepared,
+    code: str,
+    params: CodeParams,
+    max_wall_s: float,
+    tools: dict[str, str | None],
+) -> RunSpec:
     job = {
         **prep.job,
         "code": code,
         "gxx": tools["cpp"],
         "node": tools["javascript"],
-        "compile_timeout_s": COMPILE_TIMEOUT_S,
+        "compile_timeout_s": config.compile_timeout_s,
     }
-    per_test = params.timeout_s
-    wall = JOB_OVERHEAD_S + per_test * prep.counted_tests + (COMPILE_TIMEOUT_S if prep.language == "cpp" else 0.0)
-    wall = min(wall, max_wall_s)
-    memory = params.memory_mb
-    if prep.language == "cpp":
-        memory = max(memory, COMPILE_MEMORY_MB)  # the runner lowers it again for each test run
-    elif prep.language == "javascript":
-        memory = max(memory, NODE_MEMORY_MB)  # V8 reserves address space; its heap flag bounds use
-    limits = Limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory)
-    return RunSpec(job, limits, prep.tests)
+    compiling = config.compile_timeout_s if prep.language == "cpp" else 0.0
+    wall = min(JOB_OVERHEAD_S + params.timeout_s * prep.counted_tests + compiling, max_wall_s)
+    return RunSpec(
+        job,
+        config.limits(
+            wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=job_memory_mb(config, prep.language, params.memory_mb)
+        ),
+        prep.tests,
+    )
+
+
+def job_memory_mb(config: SandboxConfig, language: str, program_mb: int) -> int:
+    """A job's memory limit for a program allowed `program_mb`: a C++ job compiles first
+    (the runner lowers the limit again for each test run); V8 reserves address space up
+    front (its heap flag bounds what it uses)."""
+    if language == "cpp":
+        return max(program_mb, config.compile_memory_mb)
+    if language == "javascript":
+        return max(program_mb, config.node_memory_mb)
+    return program_mb

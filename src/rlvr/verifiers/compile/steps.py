@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status, get_sandbox
-from rlvr.sandboxes.base import Limits, meets_isolation
+from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.verifiers.base import Outcome, Verdict
-from rlvr.verifiers.config import SandboxPolicy
+from rlvr.verifiers.programs import ProgramRunner
 
 DRIVER_SOURCE = (Path(__file__).parent / "driver.py").read_text(encoding="utf-8")
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
@@ -82,35 +81,15 @@ class ToolRun:
 
 
 class ToolSandbox:
-    """Runs tool jobs under a `SandboxPolicy`, masking instead when the sandbox is
-    below the policy's isolation."""
+    """Runs tool jobs through a verifier's `ProgramRunner`, which masks instead when the
+    sandbox is below the config's isolation."""
 
-    def __init__(self, policy: SandboxPolicy, memory_mb: int) -> None:
-        self.policy = policy
+    def __init__(self, runner: ProgramRunner, memory_mb: int) -> None:
+        self.runner = runner
         self.memory_mb = memory_mb
 
-    def accepts(self, level: str) -> bool:
-        return meets_isolation(level, self.policy.min_isolation) or self.policy.allow_weak_isolation
-
-    def refusal(self) -> Outcome | None:
-        """The masked outcome when this host's sandbox may not run tools; else None."""
-        try:
-            level = str(get_sandbox(self.policy.backend, self.policy.docker).isolation().get("isolation", "none"))
-        except SandboxUnavailable as exc:
-            return Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
-        if self.accepts(level):
-            return None
-        return Outcome(
-            0.0,
-            Verdict.ERROR,
-            f"sandbox isolation is {level!r}, below the required {self.policy.min_isolation!r} "
-            "(set RLVR_ALLOW_WEAK_ISOLATION=true to run anyway)",
-            details={"isolation": level},
-            mask=True,
-        )
-
     def run(self, steps: list[Step]) -> ToolRun:
-        refused = self.refusal()
+        refused = self.runner.refusal()
         if refused is not None:
             return ToolRun(stopped=refused)
         budget = sum(s.timeout_s for s in steps)
@@ -126,7 +105,7 @@ class ToolSandbox:
         }
         # Files and outputs: the steps' own caps, plus room for the driver's report.
         fsize = max(s.fsize_mb for s in steps) + 1
-        limits = Limits(
+        limits = self.runner.config.limits(
             wall_s=wall + 1.0,
             cpu_s=max(2, math.ceil(wall)),
             memory_mb=self.memory_mb,
@@ -135,7 +114,7 @@ class ToolSandbox:
             max_output_bytes=2 * MAX_REPORT_BYTES,
         )
         try:
-            result = get_sandbox(self.policy.backend, self.policy.docker).run(RunSpec(job, limits))
+            result = self.runner.run(RunSpec(job, limits))
         except SandboxUnavailable as exc:
             return ToolRun(stopped=Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True))
         return read_report(result)

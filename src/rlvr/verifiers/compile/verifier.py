@@ -16,7 +16,7 @@ from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.code.extract import fenced_blocks
 from rlvr.verifiers.compile.models import ALIASES, OUTPUT_FILE_MB, CompileParams, LanguageName
 from rlvr.verifiers.compile.steps import Step, StepResult, ToolSandbox, reason, which
-from rlvr.verifiers.config import SandboxPolicy
+from rlvr.verifiers.programs import BuiltWithRunner
 
 ROOT = "/tmp/compile"
 # The longest job (MAX_TIMEOUT_S) plus the sandbox's start and the driver.
@@ -116,7 +116,7 @@ def grade(step: StepResult, params: CompileParams) -> Outcome:
     return Outcome(score, verdict, f"compiles with {warnings} warning(s)", details)
 
 
-class CompileVerifier:
+class CompileVerifier(BuiltWithRunner):
     name = "compile"
     version = "1.0.0"
     description = (
@@ -129,9 +129,6 @@ class CompileVerifier:
     params_model = CompileParams
     ground_truth_model = None
     default_deadline_s = DEADLINE_S
-
-    def __init__(self, policy: SandboxPolicy | None = None) -> None:
-        self.policy = policy or SandboxPolicy()
 
     def availability(self) -> dict[str, Any]:
         return {"languages": {lang: path is not None for lang, path in toolchains().items()}}
@@ -147,7 +144,7 @@ class CompileVerifier:
         source = f"{ROOT}/{SOURCE[params.language]}"
         argv = COMMANDS[params.language](TOOLS[params.language], params.language, params.flags, source)
         step = Step("compile", argv, ROOT, params.timeout_s, OUTPUT_FILE_MB, {source: program}, (ROOT,))
-        run = ToolSandbox(self.policy, params.memory_mb).run([step])
+        run = ToolSandbox(self.runner, params.memory_mb).run([step])
         if run.stopped is not None:
             return run.stopped
         return grade(run.steps[-1], params)

@@ -9,7 +9,7 @@ from typing import Any
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.code.extract import fenced_blocks
 from rlvr.verifiers.compile.steps import ToolSandbox
-from rlvr.verifiers.config import SandboxPolicy
+from rlvr.verifiers.programs import BuiltWithRunner
 from rlvr.verifiers.proof import coq
 from rlvr.verifiers.proof.models import ProofGroundTruth, ProofParams
 
@@ -26,7 +26,7 @@ def extract_script(response: str, language: str) -> str:
     return blocks[-1] if blocks else response
 
 
-class ProofVerifier:
+class ProofVerifier(BuiltWithRunner):
     name = "proof"
     version = "1.0.0"
     description = (
@@ -41,12 +41,13 @@ class ProofVerifier:
     ground_truth_model = ProofGroundTruth
     default_deadline_s = DEADLINE_S
 
-    def __init__(self, policy: SandboxPolicy | None = None) -> None:
-        self.policy = policy or SandboxPolicy()
-
     def availability(self) -> dict[str, Any]:
         installed = coq.coqc() is not None
-        return {"available": installed, "languages": {"coq": installed}, "min_isolation": self.policy.min_isolation}
+        return {
+            "available": installed,
+            "languages": {"coq": installed},
+            "min_isolation": self.runner.config.min_isolation,
+        }
 
     def prepare(self, params: ProofParams, gt: ProofGroundTruth) -> coq.CoqJob:
         return coq.prepare(gt)
@@ -64,5 +65,5 @@ class ProofVerifier:
         if refused is not None:
             return refused
         plan, offset = coq.steps(job, script, params)
-        run = ToolSandbox(self.policy, params.memory_mb).run(plan)
+        run = ToolSandbox(self.runner, params.memory_mb).run(plan)
         return coq.grade(run, offset)
