@@ -26,12 +26,13 @@ from rlvr.sandboxes.base import RunSpec, Sandbox
 from rlvr.sandboxes.config import DEFAULT_DOCKER_URL, DockerConfig
 from rlvr.sandboxes.docker import containers, image
 from rlvr.sandboxes.docker.sandbox import DockerSandbox
+from rlvr.sandboxes.jobs import ValuesJob
 from rlvr.sandboxes.local.sandbox import get_local_sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = "def add(a, b):\n    return a + b\n"
 EXPR = "add(1, 2)"
-JOB = {"mode": "values", "code": CODE, "exprs": [EXPR], "timeout_s": 2}
+JOB = ValuesJob(code=CODE, exprs=[EXPR], timeout_s=2)
 PROGRAM = CODE + f"assert {EXPR} == 3\n"
 # What the backend's containers get (rlvr.sandboxes.docker.containers.host_config).
 HARDENING = [
@@ -64,12 +65,13 @@ WORKER_FLAGS = [
 IN_WORKER = f"""
 import json, time
 from rlvr.sandboxes import RunSpec
+from rlvr.sandboxes.jobs import ValuesJob
 from rlvr.sandboxes.local.sandbox import get_local_sandbox
 box = get_local_sandbox()
 isolation = box.isolation()["isolation"]
 job = {JOB!r}
 started = time.perf_counter()
-ok = sum(box.run(RunSpec(dict(job))).records[-1:] == [{{"i": 0, "s": "ok", "v": 3}}] for _ in range(RUNS))
+ok = sum(box.run(RunSpec(job)).records[-1:] == [{{"i": 0, "s": "ok", "v": 3}}] for _ in range(RUNS))
 print(json.dumps({{"per_s": RUNS / (time.perf_counter() - started), "ok": ok, "isolation": isolation}}))
 """
 
@@ -96,7 +98,7 @@ def rate(runs: int, one: Callable[[], bool]) -> tuple[float, int]:
 
 def sandbox_job(box: Sandbox) -> Callable[[], bool]:
     def one() -> bool:
-        result = box.run(RunSpec(dict(JOB)))
+        result = box.run(RunSpec(JOB))
         return bool(result.records[-1:] == [{"i": 0, "s": "ok", "v": 3}])
 
     return one

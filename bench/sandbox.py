@@ -38,6 +38,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlvr.sandboxes.jobs import ValuesJob
+
 if TYPE_CHECKING:
     import httpx
 
@@ -53,11 +55,11 @@ def _client(runs: int) -> None:
 
     box = get_local_sandbox()
     box.isolation()  # start the zygote outside the timed part
-    job = {"mode": "values", "code": CODE, "exprs": [EXPR], "timeout_s": 2}
+    job = ValuesJob(code=CODE, exprs=[EXPR], timeout_s=2)
     print("ready", flush=True)
     sys.stdin.readline()
     started = time.perf_counter()
-    results = box.run_many([RunSpec(dict(job)) for _ in range(runs)])
+    results = box.run_many([RunSpec(job) for _ in range(runs)])
     elapsed = time.perf_counter() - started
     ok = sum(r.records[-1:] == [{"i": 0, "s": "ok", "v": 3}] for r in results)
     print(json.dumps({"ok": ok, "elapsed": elapsed, "isolation": box.isolation()["isolation"]}), flush=True)

@@ -15,7 +15,7 @@ RUN apt-get update \
  && useradd --uid 10001 --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin sandbox
 
 # Only the runner and what it imports (standard library only): no pip, no wheels.
-COPY src/rlvr/__init__.py src/rlvr/errors.py /opt/rlvr/rlvr/
+COPY src/rlvr/__init__.py src/rlvr/errors.py src/rlvr/version.py /opt/rlvr/rlvr/
 COPY src/rlvr/sandboxes/__init__.py src/rlvr/sandboxes/base.py /opt/rlvr/rlvr/sandboxes/
 COPY src/rlvr/sandboxes/runner/ /opt/rlvr/rlvr/sandboxes/runner/
 # The local backend's seccomp filters are applied inside too (rlvr.sandboxes.docker.inside).

@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 from rlvr.version import __version__
 
 if TYPE_CHECKING:
-    from rlvr.client import AsyncRewardClient, Graded, GradeResult, RewardClient, Rewards, RewardServiceError
+    from rlvr.client import AsyncRewardClient, Graded, RewardClient, Rewards, RewardServiceError
+    from rlvr.results import GradeResult
     from rlvr.verifiers.base import GradeInput, NoParams, Outcome, Verdict, Verifier
     from rlvr.verifiers.errors import PluginError, VerifierError
 
@@ -71,7 +72,7 @@ _HOMES = {
     "VerifierError": "rlvr.verifiers.errors",
     "RewardClient": "rlvr.client",
     "AsyncRewardClient": "rlvr.client",
-    "GradeResult": "rlvr.client",
+    "GradeResult": "rlvr.results",
     "Graded": "rlvr.client",
     "RewardServiceError": "rlvr.client",
     "Rewards": "rlvr.client",

@@ -36,10 +36,12 @@ import asyncio
 import random
 import threading
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, TypeVar, Unpack
 
 import httpx
+
+from rlvr.results import GradeResult
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 5
@@ -61,31 +63,9 @@ class RewardServiceError(RuntimeError):
 
 
 @dataclass
-class GradeResult:
-    """One item's result (the fields of the API's result object)."""
-
-    reward: float
-    verdict: str
-    mask: bool
-    id: str | None = None
-    scores: dict[str, float] = field(default_factory=dict)
-    reason: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
-    cached: bool = False
-    elapsed_ms: float = 0.0
-    group: str | None = None
-    advantage: float | None = None
-    agreement: float | None = None
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> GradeResult:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
-
-
-@dataclass
 class Graded:
-    """The results, in request order, and the request's statistics (summed over chunks)."""
+    """The results, in request order, and the request's statistics (summed over chunks):
+    the API's `GradeStats` object as JSON, as a server sent it."""
 
     results: list[GradeResult]
     stats: dict[str, Any]
@@ -192,7 +172,7 @@ class AsyncRewardClient:
         results: list[GradeResult | None] = [None] * len(items)
         for chunk, answer in zip(chunks, answers, strict=True):
             for i, data in zip(chunk, answer["results"], strict=True):
-                results[i] = GradeResult.from_json(data)
+                results[i] = GradeResult.model_validate(data)
         return Graded([r for r in results if r is not None], merge_stats([a["stats"] for a in answers]))
 
     async def rewards(

@@ -27,7 +27,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from rlvr.client import GradeResult, RewardClient, RewardServiceError
+from rlvr.client import RewardClient, RewardServiceError
+from rlvr.results import GradeResult
 
 DEFAULT_BATCH = 1024
 # Latency histogram: bins a factor of 1.02 apart, from 0.01 ms up (a percentile is off by
@@ -122,7 +123,7 @@ def run_grade(args: argparse.Namespace) -> int:
             items = [mapping.item(record, f"rlvr grade: {args.input} line {n}") for n, record in batch]
             for n, item, result in zip(lines, items, grade(client, items, lines, args.input), strict=True):
                 label = verifier_label(item["verifier"])
-                record = {"line": n, "verifier": label, **vars(result)}
+                record = {"line": n, "verifier": label, **result.model_dump(mode="json")}
                 out.write(json.dumps(record) + "\n")
                 summaries.setdefault(label, VerifierSummary()).add(record)
             out.flush()

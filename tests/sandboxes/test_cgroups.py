@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from rlvr.sandboxes import Limits, RunResult, RunSpec, Status
+from rlvr.sandboxes.jobs import CallJob
 from rlvr.sandboxes.local import cgroups, isolate
 from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
 from tests.sandboxes.jobs import native_job
@@ -29,7 +30,7 @@ def sb() -> LocalSandbox:
 
 def call(sb: LocalSandbox, body: str, limits: Limits = HOG) -> RunResult:
     code = "import mmap, os, time\ndef f():\n" + "".join(f"    {line}\n" for line in body.split("\n"))
-    return sb.run(RunSpec({"mode": "call", "code": code, "fn_name": "f", "inputs": [[]], "timeout_s": 40}, limits))
+    return sb.run(RunSpec(CallJob(code=code, fn_name="f", inputs=[[]], timeout_s=40), limits))
 
 
 # Each: 15 MiB pieces (under the 16 MiB file-size and the address-space limits of each

@@ -11,6 +11,7 @@ import os
 import pytest
 
 from rlvr.sandboxes import RunSpec
+from rlvr.sandboxes.jobs import StdioJob, ValuesJob
 from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import core, wire
 from tests.sandboxes.jobs import returned
@@ -40,7 +41,7 @@ def test_what_the_program_forks_stays_on_that_cpu(sb: LocalSandbox) -> None:
 
 def test_each_input_of_a_stdio_job_runs_on_the_runners_cpu(sb: LocalSandbox) -> None:
     code = "import os\nprint(len(os.sched_getaffinity(0)))\n"
-    spec = {"mode": "stdio", "code": code, "inputs": ["", "", ""], "timeout_s": 5, "max_output": 100}
+    spec = StdioJob(code=code, inputs=["", "", ""], timeout_s=5, max_output=100)
     result = sb.run(RunSpec(spec))
     assert [r.get("out", "").strip() for r in result.records if "i" in r] == ["1", "1", "1"], result
 
@@ -48,7 +49,7 @@ def test_each_input_of_a_stdio_job_runs_on_the_runners_cpu(sb: LocalSandbox) -> 
 def test_other_jobs_keep_every_cpu(sb: LocalSandbox) -> None:
     require((os.cpu_count() or 1) > 1, "more than one CPU")
     assert returned(sb, "return sorted(os.sched_getaffinity(0))") == sorted(os.sched_getaffinity(0))
-    values = sb.run(RunSpec({"mode": "values", "code": PROGRAM, "exprs": ["cpus()"], "timeout_s": 5}))
+    values = sb.run(RunSpec(ValuesJob(code=PROGRAM, exprs=["cpus()"], timeout_s=5)))
     assert wire.decode(values.records[-1]["v"]) == sorted(os.sched_getaffinity(0))
 
 

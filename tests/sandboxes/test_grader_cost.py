@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
+from rlvr.sandboxes.jobs import AssertSuite, CallJob, SplitJob, ValuesJob, WireFrame
 from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import core, python
 
@@ -39,12 +40,12 @@ MODES = ["call", "values", "split"]
 
 
 def job(mode: str, code: str) -> RunSpec:
-    base = {"mode": mode, "code": code, "timeout_s": 5}
+    limits = Limits(wall_s=15, cpu_s=15)
     if mode == "call":
-        return RunSpec({**base, "fn_name": "f", "inputs": [[]]}, Limits(wall_s=15, cpu_s=15))
+        return RunSpec(CallJob(code, "f", [[]], timeout_s=5), limits)
     if mode == "values":
-        return RunSpec({**base, "exprs": ["f()"]}, Limits(wall_s=15, cpu_s=15))
-    return RunSpec(base, Limits(wall_s=15, cpu_s=15), {"kind": "asserts", "tests": ["assert f() == 1"], "setup": None})
+        return RunSpec(ValuesJob(code, ["f()"], timeout_s=5), limits)
+    return RunSpec(SplitJob(code, timeout_s=5), limits, AssertSuite(tests=["assert f() == 1"], setup=None))
 
 
 @pytest.mark.parametrize("size", [python.PRECOMPILE_MAX_CHARS + 1, 64 * 1024, 256 * 1024])
@@ -106,7 +107,7 @@ def test_big_broken_programs_fail_to_load_in_the_job(sb: LocalSandbox, mode: str
 @pytest.mark.parametrize("mode", [*MODES, "stdio", "native_stdio"])
 def test_oversized_programs_are_the_programs_failure(sb: LocalSandbox, mode: str) -> None:
     code = "# " + "x" * core.MAX_PROGRAM_CHARS + "\ndef f():\n    return 1\n"
-    spec = job(mode, code) if mode in MODES else RunSpec({"mode": mode, "code": code, "inputs": ["1\n"]})
+    spec = job(mode, code) if mode in MODES else RunSpec(WireFrame({"mode": mode, "code": code, "inputs": ["1\n"]}))
     result = sb.run(spec)
     assert result.infra_error is None and result.status == Status.OK
     [record] = result.records

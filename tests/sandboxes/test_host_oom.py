@@ -24,7 +24,7 @@ from tests.services import require
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
 
 SCENE = """
-import json, os, sys
+import dataclasses, json, os, sys
 sys.path.insert(0, {root!r})
 path = {path!r}
 os.makedirs(path)
@@ -33,6 +33,7 @@ with open(os.path.join(path, "memory.limit_in_bytes"), "w") as f:
 with open(os.path.join(path, "cgroup.procs"), "w") as f:
     f.write(str(os.getpid()))
 from rlvr.sandboxes import Limits, RunSpec
+from rlvr.sandboxes.jobs import CallJob
 from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.verifiers.base import BatchEntry, GradeInput
 from rlvr.verifiers.code.models import CallTests, CodeParams
@@ -42,17 +43,17 @@ code = (
     "    for i in range(0, len(b), 4096):\\n        b[i] = 1\\n    time.sleep(1.5)\\n    return x + 1\\n"
 )
 box = LocalSandbox()
-spec = {{"mode": "call", "code": code, "fn_name": "f", "inputs": [[1]], "timeout_s": 10}}
+spec = CallJob(code=code, fn_name="f", inputs=[[1]], timeout_s=10)
 prior = (
     "import time\\ndef f(x):\\n    time.sleep(0.8 * x)\\n    b = bytearray({prior_mb} << 20)\\n"
     "    for i in range(0, len(b), 4096):\\n        b[i] = 1\\n    return x + 1\\n"
 )
 if {prior_mb}:  # one slot each, one at a time (under the outer limit): a peak left in every slot
-    peaks = [RunSpec({{**spec, "code": prior, "inputs": [[i]]}}, Limits(wall_s=30, cpu_s=10, memory_mb=1024))
+    peaks = [RunSpec(dataclasses.replace(spec, code=prior, inputs=[[i]]), Limits(wall_s=30, cpu_s=10, memory_mb=1024))
              for i in range({jobs})]
     assert all(run.status.value == "ok" for run in box.run_many(peaks))
 limits = Limits(wall_s=30, cpu_s=10, memory_mb={job_limit_mb})
-runs = box.run_many([RunSpec(dict(spec), limits) for _ in range({jobs})])
+runs = box.run_many([RunSpec(spec, limits) for _ in range({jobs})])
 box.close()
 verifier = CodeVerifier()
 gt = CallTests(language="python", fn_name="f", inputs=[[1]], outputs=[2])

@@ -8,6 +8,7 @@ import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
 from rlvr.sandboxes.config import SandboxConfig
+from rlvr.sandboxes.jobs import CallJob, ValuesJob
 from rlvr.sandboxes.local.sandbox import get_local_sandbox
 from rlvr.sandboxes.runner import wire
 from tests.services import require
@@ -18,10 +19,7 @@ TIMED = "import time\nS = time.monotonic()\ntime.sleep(0.25)\nE = time.monotonic
 
 def most_at_once(memory_mb: list[int], config: SandboxConfig | None = None) -> int:
     """The most jobs that ran at one moment, of a batch with these memory limits."""
-    specs = [
-        RunSpec({"mode": "values", "code": TIMED, "exprs": ["(S, E)"], "timeout_s": 5}, Limits(memory_mb=mb))
-        for mb in memory_mb
-    ]
+    specs = [RunSpec(ValuesJob(code=TIMED, exprs=["(S, E)"], timeout_s=5), Limits(memory_mb=mb)) for mb in memory_mb]
     results = get_local_sandbox(config).run_many(specs)
     spans = []
     for result in results:
@@ -76,9 +74,7 @@ CHATTY = (
 
 
 def call(code: str, inputs: list[list[int]], wall_s: float) -> RunSpec:
-    return RunSpec(
-        {"mode": "call", "code": code, "fn_name": "f", "inputs": inputs, "timeout_s": 60}, Limits(wall_s=wall_s)
-    )
+    return RunSpec(CallJob(code=code, fn_name="f", inputs=inputs, timeout_s=60), Limits(wall_s=wall_s))
 
 
 @pytest.mark.parametrize(

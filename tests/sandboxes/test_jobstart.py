@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
+from rlvr.sandboxes.jobs import CallJob
 from rlvr.sandboxes.local import isolate, jobstart
 from rlvr.sandboxes.local.control import JobLimits
 from rlvr.sandboxes.local.sandbox import LocalSandbox
@@ -288,8 +289,7 @@ def test_a_job_runs_the_same_both_ways() -> None:
     program = "import os, sys\ndef f(x):\n    print('out', x)\n    print('err', x, file=sys.stderr)\n    return x * 2\n"
     try:
         results = [
-            box.run(RunSpec({"mode": "call", "code": program, "fn_name": "f", "inputs": [[1], [2]], "timeout_s": 2}))
-            for box in boxes
+            box.run(RunSpec(CallJob(code=program, fn_name="f", inputs=[[1], [2]], timeout_s=2))) for box in boxes
         ]
     finally:
         for box in boxes:

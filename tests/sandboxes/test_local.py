@@ -12,13 +12,16 @@ import pytest
 from rlvr import sandboxes
 from rlvr.sandboxes import Limits, RunSpec, Status
 from rlvr.sandboxes.base import ISOLATION_LEVELS
+from rlvr.sandboxes.jobs import CallJob, Job, WireFrame
 from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
 from rlvr.sandboxes.runner import wire
 from tests.services import require
 
 
-def call_job(code: str, inputs: list[list[Any]] | None = None, fn: str = "f", **extra: Any) -> dict[str, Any]:
-    return {"mode": "call", "code": code, "fn_name": fn, "inputs": inputs or [[]], "timeout_s": 2, **extra}
+def call_job(code: str, inputs: list[list[Any]] | None = None, fn: str = "f", **extra: Any) -> Job:
+    """A call job; with `extra` keys no job type has, its frame as it is."""
+    job = CallJob(code=code, fn_name=fn, inputs=inputs or [[]], timeout_s=2)
+    return WireFrame({**job.frame(), **extra}) if extra else job
 
 
 @pytest.fixture(scope="module")

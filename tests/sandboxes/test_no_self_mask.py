@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.sandboxes import Limits, RunResult, RunSpec, Status
+from rlvr.sandboxes.jobs import AssertSuite, CallJob, NativeCallJob, SplitJob, StdioJob, ValuesJob, WireFrame
 from rlvr.sandboxes.local import pacing, sandbox
 from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import core
@@ -23,16 +24,16 @@ from tests.services import require
 def spec(mode: str, body: str, at_load: bool = False, wall_s: float = 5.0) -> RunSpec:
     """A job whose program runs `body` (Python) when it loads, or when called."""
     if mode == "stdio":
-        return RunSpec({"mode": "stdio", "code": body, "inputs": ["1\n"], "timeout_s": 2, "max_output": 1 << 16})
+        return RunSpec(StdioJob(code=body, inputs=["1\n"], timeout_s=2, max_output=1 << 16))
     indented = "".join(f"    {line}\n" for line in body.splitlines())
     code = f"{body}\ndef f(*a):\n    return 1\n" if at_load else f"def f(*a):\n{indented}    return 1\n"
     limits = Limits(wall_s=wall_s, cpu_s=max(2, int(wall_s)))
     if mode == "call":
-        return RunSpec({"mode": "call", "code": code, "fn_name": "f", "inputs": [[1], [2]], "timeout_s": 2}, limits)
+        return RunSpec(CallJob(code=code, fn_name="f", inputs=[[1], [2]], timeout_s=2), limits)
     if mode == "values":
-        return RunSpec({"mode": "values", "code": code, "exprs": ["f(1)", "f(2)"], "timeout_s": 2}, limits)
-    tests = {"kind": "asserts", "tests": ["assert f(1) == 1", "assert f(2) == 1"], "setup": None}
-    return RunSpec({"mode": "split", "code": code, "timeout_s": 2}, limits, tests)
+        return RunSpec(ValuesJob(code=code, exprs=["f(1)", "f(2)"], timeout_s=2), limits)
+    tests = AssertSuite(tests=["assert f(1) == 1", "assert f(2) == 1"], setup=None)
+    return RunSpec(SplitJob(code=code, timeout_s=2), limits, tests)
 
 
 def indent(body: str) -> str:
@@ -153,9 +154,9 @@ def test_tiny_record_floods_are_cut_off(sb: LocalSandbox, mode: str) -> None:
 
 
 def test_a_job_the_runner_never_took_is_still_the_sandboxes_failure(sb: LocalSandbox) -> None:
-    bogus = sb.run(RunSpec({"mode": "no such mode"}))
+    bogus = sb.run(RunSpec(WireFrame({"mode": "no such mode"})))
     assert bogus.infra_error and bogus.status == Status.CRASHED
-    missing = RunSpec({"mode": "split", "code": "def f():\n    return 1\n", "timeout_s": 1}, tests={"kind": "asserts"})
+    missing = RunSpec(SplitJob(code="def f():\n    return 1\n", timeout_s=1), tests=WireFrame({"kind": "asserts"}))
     assert sb.run(missing).infra_error
 
 
@@ -208,7 +209,7 @@ def test_records_parser_is_total(lines: list[bytes]) -> None:
     assert ends == sorted(ends) and all(0 < end <= len(data) + 1 for end in ends)
     # Whatever the lines and whenever they came, the pacing check is total.
     arrivals = [(n * 7, n * 0.4) for n in range(len(data) // 7 + 2)]
-    pacing.mark_late_tests({"mode": "call", "timeout_s": 0.1}, records, arrivals)
+    pacing.mark_late_tests(CallJob(code="", fn_name="f", inputs=[], timeout_s=0.1), records, arrivals)
 
 
 @pytest.mark.parametrize("depth", [10, 1000, 100_000, 1_000_000])
@@ -238,18 +239,17 @@ def test_js_programs_forging_harness_records_do_not_mask(sb: LocalSandbox, forge
 
     node = shutil.which("node")
     require(node is not None, "node")
-    job = {
-        "mode": "native_call",
-        "language": "javascript",
-        "fn_name": "f",
-        "code": f"function f(x) {{ process.mainModule.require('fs').writeSync(3, {forged}); return 1; }}",
-        "inputs": [[1], [2]],
-        "timeout_s": 2,
-        "max_output": 1 << 20,
-        "memory_mb": 512,
-        "node": node,
-        "compile_timeout_s": 30,
-    }
+    job = NativeCallJob(
+        language="javascript",
+        fn_name="f",
+        code=f"function f(x) {{ process.mainModule.require('fs').writeSync(3, {forged}); return 1; }}",
+        inputs=[[1], [2]],
+        timeout_s=2,
+        max_output=1 << 20,
+        memory_mb=512,
+        node=node,
+        compile_timeout_s=30,
+    )
     result = sb.run(RunSpec(job, Limits(wall_s=20, cpu_s=20, memory_mb=4096)))
     assert result.infra_error is None and result.status == Status.OK, result
-    assert len([r for r in result.records if "i" in r]) <= len(job["inputs"]) + 1
+    assert len([r for r in result.records if "i" in r]) <= len(job.inputs) + 1

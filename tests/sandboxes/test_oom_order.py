@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunResult, RunSpec
+from rlvr.sandboxes.jobs import AssertSuite, SplitJob, StdioJob, ValuesJob
 from rlvr.sandboxes.local import isolate, jobroot, linux
 from rlvr.sandboxes.local.sandbox import LocalSandbox
 from tests.sandboxes.jobs import native_job, returned
@@ -76,26 +77,16 @@ def test_a_job_cannot_make_itself_harder_to_kill(sb: LocalSandbox, value: str) -
 
 
 def test_values_and_stdio_jobs_go_first(sb: LocalSandbox) -> None:
-    values = sb.run(RunSpec({"mode": "values", "code": "", "exprs": [READ], "timeout_s": 10}))
+    values = sb.run(RunSpec(ValuesJob(code="", exprs=[READ], timeout_s=10)))
     assert values.records[-1] == {"i": 0, "s": "ok", "v": JOB}, values
-    stdio = sb.run(
-        RunSpec(
-            {
-                "mode": "stdio",
-                "code": f"print({READ})",
-                "inputs": ["", ""],
-                "timeout_s": 10,
-                "max_output": 1000,
-            }
-        )
-    )
+    stdio = sb.run(RunSpec(StdioJob(code=f"print({READ})", inputs=["", ""], timeout_s=10, max_output=1000)))
     assert [r.get("out", "").strip() for r in stdio.records if "i" in r] == [JOB, JOB], stdio
 
 
 def split(sb: LocalSandbox, tests: list[str]) -> RunResult:
     code = f"def program_side():\n    return {READ}\n"
-    spec = {"mode": "split", "code": code, "timeout_s": 10}
-    return sb.run(RunSpec(spec, tests={"kind": "asserts", "tests": tests}))
+    spec = SplitJob(code=code, timeout_s=10)
+    return sb.run(RunSpec(spec, tests=AssertSuite(tests=tests)))
 
 
 def test_both_halves_of_a_split_job_go_first(sb: LocalSandbox) -> None:

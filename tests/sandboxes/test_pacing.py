@@ -7,13 +7,22 @@ from typing import Any
 
 import pytest
 
+from rlvr.sandboxes.jobs import CallJob, Job, NativeCallJob, NativeStdioJob, SplitJob, StdioJob, ValuesJob, WireFrame
 from rlvr.sandboxes.local import pacing
 
-CALL = {"mode": "call", "timeout_s": 1.0}
+CALL = CallJob(code="", fn_name="f", inputs=[], timeout_s=1.0)
+NATIVE: dict[str, Any] = {"timeout_s": 1.0, "max_output": 1, "memory_mb": 1, "compile_timeout_s": 1}
+UNPACED: dict[str, Job] = {
+    "stdio": StdioJob(code="", inputs=[], timeout_s=1.0),
+    "split": SplitJob(code="", timeout_s=1.0),
+    "native_call": NativeCallJob(language="cpp", code="", fn_name="f", inputs=[], **NATIVE),
+    "native_stdio": NativeStdioJob(language="cpp", code="", inputs=[], **NATIVE),
+    "a frame of no job": WireFrame({"timeout_s": 1.0}),
+}
 ALLOWANCE = 1.0 * pacing.LATE_FACTOR + pacing.LATE_SLACK_S
 
 
-def _run(job: dict[str, Any], timed: list[tuple[dict[str, Any], float]]) -> list[dict[str, Any]]:
+def _run(job: Job, timed: list[tuple[dict[str, Any], float]]) -> list[dict[str, Any]]:
     """Records that each came alone, at the given second after the job started."""
     records, arrivals, end = [], [], 0
     for record, at in timed:
@@ -73,14 +82,14 @@ def test_a_record_split_over_reads_counts_when_its_last_byte_came() -> None:
     assert [r["s"] for r, _ in records] == ["ok", "timeout"]
 
 
-@pytest.mark.parametrize("mode", ["stdio", "split", "native_call", "native_stdio", None])
-def test_only_call_and_values_jobs_are_paced(mode: str | None) -> None:
-    assert _run({"mode": mode, "timeout_s": 1.0}, [(ok(0), 100.0)])[0]["s"] == "ok"
+@pytest.mark.parametrize("kind", sorted(UNPACED))
+def test_only_call_and_values_jobs_are_paced(kind: str) -> None:
+    assert _run(UNPACED[kind], [(ok(0), 100.0)])[0]["s"] == "ok"
 
 
 @pytest.mark.parametrize("timeout", [None, 0, -1, "1", True])
 def test_a_job_without_a_usable_limit_is_not_paced(timeout: Any) -> None:
-    assert _run({"mode": "values", "timeout_s": timeout}, [(ok(0), 100.0)])[0]["s"] == "ok"
+    assert _run(ValuesJob(code="", exprs=[], timeout_s=timeout), [(ok(0), 100.0)])[0]["s"] == "ok"
 
 
 def test_a_gap_in_the_indexes_ends_the_check() -> None:

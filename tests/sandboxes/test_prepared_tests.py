@@ -11,27 +11,26 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunSpec, Status
+from rlvr.sandboxes.jobs import AssertSuite, CheckSuite, SplitJob, SplitTests
 from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import names, python, split
 
 PROGRAM = "import math\ndef f(x):\n    return x * 2\ndef helper():\n    return 7\nsorted = None\n"
-TESTS: list[dict[str, Any]] = [
-    {"kind": "check", "test": "def check(candidate):\n    assert candidate(2) == 4\n", "entry_point": "f"},
-    {"kind": "check", "test": "import math\ndef check(c):\n    assert c(3) == 6 and math.pi > 3\n", "entry_point": "f"},
-    {"kind": "asserts", "tests": ["assert f(2) == 4", "assert helper() == 7", "assert sorted([2, 1]) == [1, 2]"]},
-    {"kind": "asserts", "tests": ["assert g(2) == 4"], "setup": "from solution import f as g"},
-    {"kind": "asserts", "tests": ["x = f(1)\nassert x == 2", "assert f(2) == 4 == x"]},
-    {"kind": "asserts", "tests": ["assert f(2) == 4", "assert f(2 ==", "assert f(3) == 6"]},
-    {
-        "kind": "asserts",
-        "tests": ["import solution\nassert solution.f(1) == 2", "from solution import *\nassert f(5) == 10"],
-    },
-    {"kind": "asserts", "tests": ["assert f(1) == 2  # " + "x" * (python.PRECOMPILE_MAX_CHARS + 1)]},
+TESTS: list[SplitTests] = [
+    CheckSuite(test="def check(candidate):\n    assert candidate(2) == 4\n", entry_point="f"),
+    CheckSuite(test="import math\ndef check(c):\n    assert c(3) == 6 and math.pi > 3\n", entry_point="f"),
+    AssertSuite(tests=["assert f(2) == 4", "assert helper() == 7", "assert sorted([2, 1]) == [1, 2]"]),
+    AssertSuite(tests=["assert g(2) == 4"], setup="from solution import f as g"),
+    AssertSuite(tests=["x = f(1)\nassert x == 2", "assert f(2) == 4 == x"]),
+    AssertSuite(tests=["assert f(2) == 4", "assert f(2 ==", "assert f(3) == 6"]),
+    AssertSuite(tests=["import solution\nassert solution.f(1) == 2", "from solution import *\nassert f(5) == 10"]),
+    AssertSuite(tests=["assert f(1) == 2  # " + "x" * (python.PRECOMPILE_MAX_CHARS + 1)]),
 ]
 
 
-@pytest.mark.parametrize("tests", TESTS)
-def test_prepared_tests_carry_the_reads_and_code_the_job_would_work_out(tests: dict[str, Any]) -> None:
+@pytest.mark.parametrize("suite", TESTS)
+def test_prepared_tests_carry_the_reads_and_code_the_job_would_work_out(suite: SplitTests) -> None:
+    tests = suite.frame()  # what the runner's side reads
     prepared = split.prepare_tests(tests)
     sources = split._sources(tests)
     assert prepared["reads"] == names.global_reads(sources)
@@ -49,10 +48,10 @@ def test_prepared_tests_carry_the_reads_and_code_the_job_would_work_out(tests: d
 
 
 @pytest.mark.parametrize("tests", TESTS)
-def test_a_job_with_prepared_tests_records_what_one_without_does(sb: LocalSandbox, tests: dict[str, Any]) -> None:
+def test_a_job_with_prepared_tests_records_what_one_without_does(sb: LocalSandbox, tests: SplitTests) -> None:
     """The client always sends prepared tests; a tests frame without them (an older
     client) is worked out in the job. Both give the same records."""
-    spec = RunSpec({"mode": "split", "code": PROGRAM, "timeout_s": 5}, tests=tests)
+    spec = RunSpec(SplitJob(code=PROGRAM, timeout_s=5), tests=tests)
     prepared = sb.run(spec)
     monkey = pytest.MonkeyPatch()
     monkey.setattr(split, "prepare_tests", lambda t: t)

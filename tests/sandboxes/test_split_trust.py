@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunSpec, Status
+from rlvr.sandboxes.jobs import AssertSuite, CheckSuite, SplitJob
 from rlvr.sandboxes.local import isolate, zygote
 from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import split
@@ -20,11 +21,7 @@ from rlvr.sandboxes.runner import split
 
 def run_split(sb: LocalSandbox, code: str, tests: list[str], setup: str | None = None) -> list[dict[str, Any]]:
     """Run `tests` (assert kind) against `code`; the per-test records, in test order."""
-    result = sb.run(
-        RunSpec(
-            {"mode": "split", "code": code, "timeout_s": 5}, tests={"kind": "asserts", "tests": tests, "setup": setup}
-        )
-    )
+    result = sb.run(RunSpec(SplitJob(code=code, timeout_s=5), tests=AssertSuite(tests=tests, setup=setup)))
     assert result.infra_error is None and result.status == Status.OK, result
     by_index = {r["i"]: r for r in result.records if "i" in r}
     assert [r for r in result.records if "load" in r] == [{"load": "ok"}], result.records
@@ -225,8 +222,8 @@ def test_setup_lines_get_the_program_from_the_sandbox_not_disk(sb: LocalSandbox,
 @pytest.mark.parametrize("name", ["sum", "sorted", "max", "filter", "add"])
 def test_the_entry_point_comes_from_the_program_whatever_its_name(sb: LocalSandbox, name: str) -> None:
     code = f"def {name}(x):\n    return x * 2\n"
-    tests = {"kind": "check", "entry_point": name, "test": "def check(candidate):\n    assert candidate(2) == 4\n"}
-    result = sb.run(RunSpec({"mode": "split", "code": code, "timeout_s": 5}, tests=tests))
+    tests = CheckSuite(entry_point=name, test="def check(candidate):\n    assert candidate(2) == 4\n")
+    result = sb.run(RunSpec(SplitJob(code=code, timeout_s=5), tests=tests))
     assert result.records == [{"load": "ok"}, {"i": 0, "s": "pass"}]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import Limits, RunSpec, Status
+from rlvr.sandboxes.jobs import CallJob
 from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
 from rlvr.sandboxes.local.syscalls import NOTABLY_REFUSED
 from rlvr.sandboxes.runner import wire
@@ -31,7 +32,7 @@ def sb() -> LocalSandbox:
 
 
 def call(sb: LocalSandbox, code: str, limits: Limits = BIG, timeout_s: int = 90) -> Any:
-    job = {"mode": "call", "code": code, "fn_name": "f", "inputs": [[]], "timeout_s": timeout_s}
+    job = CallJob(code=code, fn_name="f", inputs=[[]], timeout_s=timeout_s)
     result = sb.run(RunSpec(job, limits))
     assert result.status == Status.OK and result.records[-1].get("s") == "ok", result
     return wire.decode(result.records[-1]["v"])

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes import RunSpec
+from rlvr.sandboxes.jobs import CallJob, Job, StdioJob, ValuesJob
 from rlvr.sandboxes.local import warm
 from rlvr.sandboxes.local.sandbox import LocalSandbox
 
@@ -95,7 +96,7 @@ def test_the_zygote_warms_up_without_a_word(capfd: pytest.CaptureFixture[str]) -
     # In the zygote itself: its seccomp filter, its read-only root, its fds.
     box = LocalSandbox()
     try:
-        [result] = box.run_many([RunSpec({"mode": "values", "code": "x = 2", "exprs": ["x * 3"], "timeout_s": 2})])
+        [result] = box.run_many([RunSpec(ValuesJob(code="x = 2", exprs=["x * 3"], timeout_s=2))])
         assert result.records[-1] == {"i": 0, "s": "ok", "v": 6}, result
     finally:
         box.close()
@@ -108,27 +109,25 @@ ENV_PROBE = "__import__('os').environ.get('LD_BIND_NOW', 'unset')"
 @pytest.mark.parametrize(
     "spec",
     [
-        {"mode": "values", "code": "", "exprs": [ENV_PROBE]},
-        {"mode": "call", "code": f"def f():\n    return {ENV_PROBE}\n", "fn_name": "f", "inputs": [[]]},
-        {
-            "mode": "values",
-            "code": "import subprocess\n",
-            "exprs": [
-                "subprocess.run(['/usr/bin/env'], capture_output=True, text=True).stdout.count('LD_BIND_NOW')",
-            ],
-        },
+        ValuesJob(code="", exprs=[ENV_PROBE], timeout_s=5),
+        CallJob(code=f"def f():\n    return {ENV_PROBE}\n", fn_name="f", inputs=[[]], timeout_s=5),
+        ValuesJob(
+            code="import subprocess\n",
+            exprs=["subprocess.run(['/usr/bin/env'], capture_output=True, text=True).stdout.count('LD_BIND_NOW')"],
+            timeout_s=5,
+        ),
     ],
     ids=["values", "call", "exec"],
 )
-def test_jobs_run_without_ld_bind_now(sb: LocalSandbox, spec: dict[str, Any]) -> None:
+def test_jobs_run_without_ld_bind_now(sb: LocalSandbox, spec: Job) -> None:
     # It is for the zygote's own startup; what a job runs links as it would anywhere.
-    [result] = sb.run_many([RunSpec({**spec, "timeout_s": 5})])
+    [result] = sb.run_many([RunSpec(spec)])
     assert result.records[-1]["s"] == "ok", result
     assert result.records[-1]["v"] in ("unset", 0), result
 
 
 def test_a_stdio_job_runs_without_ld_bind_now(sb: LocalSandbox) -> None:
     code = f"print({ENV_PROBE})"
-    spec = {"mode": "stdio", "code": code, "inputs": [""], "timeout_s": 5, "max_output": 1 << 16}
+    spec = StdioJob(code=code, inputs=[""], timeout_s=5, max_output=1 << 16)
     [result] = sb.run_many([RunSpec(spec)])
     assert result.records[-1]["s"] == "ok" and result.records[-1]["out"].strip() == "unset", result

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rlvr.sandboxes import RunSpec
+from rlvr.sandboxes.jobs import ValuesJob
 from rlvr.sandboxes.local.sandbox import LocalSandbox
 from rlvr.sandboxes.runner import wire
 
@@ -31,7 +32,7 @@ def test_the_zygote_does_not_map(sb: LocalSandbox, library: str) -> None:
 
 @pytest.mark.parametrize("value", [b"", b"\x00\xff", bytes(range(256)), b"x" * 10_000])
 def test_a_job_returning_bytes_imports_what_it_needs(sb: LocalSandbox, value: bytes) -> None:
-    spec = {"mode": "values", "code": f"v = {value!r}", "exprs": ["v"], "timeout_s": 5}
+    spec = ValuesJob(code=f"v = {value!r}", exprs=["v"], timeout_s=5)
     [result] = sb.run_many([RunSpec(spec)])
     record = result.records[-1]
     assert record["s"] == "ok", result

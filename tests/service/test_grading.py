@@ -81,7 +81,7 @@ def composite(weights: tuple[float, float], response: str = GOOD) -> dict[str, A
 )
 def test_composite_reward(weights: tuple[float, float], response: str, reward: float, verdict: str) -> None:
     grader, _ = make()
-    res = asyncio.run(grader.grade(req(composite(weights, response))))["results"][0]
+    res = asyncio.run(grader.grade(req(composite(weights, response)))).to_json()["results"][0]
     assert res["reward"] == pytest.approx(reward)
     assert res["verdict"] == verdict
 
@@ -89,7 +89,7 @@ def test_composite_reward(weights: tuple[float, float], response: str, reward: f
 def test_all_components_full_is_correct() -> None:
     grader, _ = make()
     item = {"response": GOOD, "verifier": [{"name": "format"}, {"name": "format", "weight": 0.1}]}
-    res = asyncio.run(grader.grade(req(item)))["results"][0]
+    res = asyncio.run(grader.grade(req(item))).to_json()["results"][0]
     # Both entries are the same unit; reward still counts both weights.
     assert res["reward"] == pytest.approx(1.1)
     assert res["verdict"] == "correct"
@@ -98,7 +98,7 @@ def test_all_components_full_is_correct() -> None:
 def test_duplicates_in_a_batch_are_graded_once() -> None:
     grader, dispatcher = make()
     items = [{"response": GOOD, "verifier": "format"}] * 8 + [{"response": "x", "verifier": "format"}] * 8
-    out = asyncio.run(grader.grade(req(*items)))
+    out = asyncio.run(grader.grade(req(*items))).to_json()
     assert dispatcher.calls == [2]
     assert out["stats"]["unique"] == 2 and out["stats"]["items"] == 16
     assert [r["reward"] for r in out["results"]] == [1.0] * 8 + [0.0] * 8
@@ -112,7 +112,7 @@ def test_concurrent_identical_requests_share_one_verification() -> None:
 
     outs = asyncio.run(many())
     assert sum(dispatcher.calls) == 1
-    assert all(o["results"][0]["reward"] == 1.0 for o in outs)
+    assert all(o.results[0].reward == 1.0 for o in outs)
 
 
 def test_overload_is_refused_before_grading() -> None:

@@ -8,15 +8,21 @@ from typing import Any
 import httpx
 import pytest
 
+from rlvr.results import GradeResult
 from rlvr.service.groups import advantages, apply_group_stats, pass_at_k
 
 SEED_REWARDS = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
 
 
-def result(reward: float, group: str | None = "g", *, mask: bool = False, answer: str | None = None) -> dict[str, Any]:
+def result(reward: float, group: str | None = "g", *, mask: bool = False, answer: str | None = None) -> GradeResult:
     verdict = "error" if mask else ("correct" if reward >= 1.0 else "incorrect")
     details = {} if answer is None else {"normalized": answer}
-    return {"reward": reward, "verdict": verdict, "mask": mask, "details": details, "group": group}
+    return GradeResult(reward=reward, verdict=verdict, mask=mask, details=details, group=group)
+
+
+def group_stats(results: list[GradeResult], estimator: Any) -> dict[str, dict[str, Any]]:
+    """Each group's statistics as the API writes them."""
+    return {name: g.model_dump(by_alias=True) for name, g in apply_group_stats(results, estimator).items()}
 
 
 # ---- estimators, by hand ------------------------------------------------------------------
@@ -79,102 +85,102 @@ def test_pass_at_k_unbiased(n: int, c: int, expected: dict[str, float]) -> None:
 
 def test_group_statistics_of_the_seed_group() -> None:
     results = [result(r) for r in SEED_REWARDS]
-    groups = apply_group_stats(results, "grpo")
+    groups = group_stats(results, "grpo")
     g = groups["g"]
     assert (g["n"], g["masked"], g["zero_std"], g["maj@n"]) == (8, 0, False, None)
     assert g["mean"] == pytest.approx(0.375)
     assert g["std"] == pytest.approx(0.517549, abs=1e-6)
     assert g["pass@k"]["1"] == pytest.approx(0.375)
-    assert results[0]["advantage"] == pytest.approx(1.207381, abs=1e-6)
-    assert all(r["agreement"] is None for r in results)
+    assert results[0].advantage == pytest.approx(1.207381, abs=1e-6)
+    assert all(r.agreement is None for r in results)
 
 
 def test_masked_items_are_left_out() -> None:
     results = [result(1.0), result(0.0, mask=True), result(0.0), result(0.0, mask=True)]
-    g = apply_group_stats(results, "dr_grpo")["g"]
+    g = group_stats(results, "dr_grpo")["g"]
     assert (g["n"], g["masked"], g["mean"]) == (2, 2, 0.5)
-    assert [r["advantage"] for r in results] == [0.5, None, -0.5, None]
+    assert [r.advantage for r in results] == [0.5, None, -0.5, None]
 
 
 def test_all_masked_group() -> None:
     results = [result(0.0, mask=True), result(0.0, mask=True)]
-    g = apply_group_stats(results, "grpo")["g"]
+    g = group_stats(results, "grpo")["g"]
     assert g == {"n": 0, "masked": 2, "mean": None, "std": None, "pass@k": {}, "zero_std": True, "maj@n": None}
-    assert [r["advantage"] for r in results] == [None, None]
+    assert [r.advantage for r in results] == [None, None]
 
 
 def test_single_item_group_is_zero_std() -> None:
     results = [result(1.0, "solo")]
-    g = apply_group_stats(results, "grpo")["solo"]
+    g = group_stats(results, "grpo")["solo"]
     assert (g["n"], g["mean"], g["std"], g["zero_std"], g["pass@k"]) == (1, 1.0, 0.0, True, {"1": 1.0})
-    assert results[0]["advantage"] == 0.0
+    assert results[0].advantage == 0.0
 
 
 def test_groups_are_separate_and_ungrouped_items_get_none() -> None:
     results = [result(1.0, "a"), result(0.0, "b"), result(0.0, "a"), result(1.0, None), result(1.0, "b")]
-    groups = apply_group_stats(results, "rloo")
+    groups = group_stats(results, "rloo")
     assert sorted(groups) == ["a", "b"]
-    assert [r["advantage"] for r in results] == [1.0, -1.0, -1.0, None, 1.0]
+    assert [r.advantage for r in results] == [1.0, -1.0, -1.0, None, 1.0]
 
 
 def test_groups_without_advantage_still_get_statistics() -> None:
     results = [result(1.0), result(1.0)]
-    g = apply_group_stats(results, None)["g"]
+    g = group_stats(results, None)["g"]
     assert (g["n"], g["mean"], g["zero_std"]) == (2, 1.0, True)
-    assert [r["advantage"] for r in results] == [None, None]
+    assert [r.advantage for r in results] == [None, None]
 
 
 def test_majority_vote_and_agreement() -> None:
     # answers 4,4,5,none,4 of which the 4s are correct: majority 4 (3 of 5) -> correct
     results = [result(1.0, answer="4"), result(1.0, answer="4"), result(0.0, answer="5"), result(0.0)]
     results.append(result(1.0, answer="4"))
-    g = apply_group_stats(results, None)["g"]
+    g = group_stats(results, None)["g"]
     assert g["maj@n"] is True
-    assert [r["agreement"] for r in results] == [0.6, 0.6, 0.2, None, 0.6]
+    assert [r.agreement for r in results] == [0.6, 0.6, 0.2, None, 0.6]
 
 
 def test_majority_of_a_wrong_answer() -> None:
     results = [result(0.0, answer="5"), result(1.0, answer="4"), result(0.0, answer="5")]
-    assert apply_group_stats(results, None)["g"]["maj@n"] is False
+    assert group_stats(results, None)["g"]["maj@n"] is False
 
 
 @pytest.mark.parametrize(("first", "expected"), [("4", True), ("5", False)])
 def test_majority_tie_goes_to_the_first_answer(first: str, expected: bool) -> None:
     ok, bad = result(1.0, answer="4"), result(0.0, answer="5")
     results = [ok, bad] if first == "4" else [bad, ok]
-    g = apply_group_stats(results, None)["g"]
+    g = group_stats(results, None)["g"]
     assert g["maj@n"] is expected
-    assert [r["agreement"] for r in results] == [0.5, 0.5]
+    assert [r.agreement for r in results] == [0.5, 0.5]
 
 
 def test_masked_items_do_not_vote() -> None:
     results = [result(0.0, mask=True, answer="5"), result(0.0, mask=True, answer="5"), result(1.0, answer="4")]
-    g = apply_group_stats(results, None)["g"]
+    g = group_stats(results, None)["g"]
     assert g["maj@n"] is True
-    assert [r["agreement"] for r in results] == [None, None, 1.0]
+    assert [r.agreement for r in results] == [None, None, 1.0]
 
 
 def test_correct_answers_vote_together_however_written() -> None:
     results = [result(1.0, answer="4"), result(0.0, answer="5"), result(1.0, answer="4.0"), result(0.0, answer="5")]
     results.append(result(0.0, answer="5.0"))  # wrong answers are only merged by their normalised text
-    g = apply_group_stats(results, None)["g"]
+    g = group_stats(results, None)["g"]
     assert g["maj@n"] is True  # two correct against two "5" and one "5.0": the tie goes to the first
-    assert [r["agreement"] for r in results] == [0.4, 0.4, 0.4, 0.4, 0.2]
+    assert [r.agreement for r in results] == [0.4, 0.4, 0.4, 0.4, 0.2]
 
 
 def test_correct_item_without_reported_answer_still_votes() -> None:
     # math reports no normalised text for boxes that together equal the gold
     results = [result(1.0), result(0.0, answer="7"), result(1.0, answer="4")]
-    g = apply_group_stats(results, None)["g"]
+    g = group_stats(results, None)["g"]
     assert g["maj@n"] is True
-    assert [r["agreement"] for r in results] == pytest.approx([2 / 3, 1 / 3, 2 / 3])
+    assert [r.agreement for r in results] == pytest.approx([2 / 3, 1 / 3, 2 / 3])
 
 
 def test_no_answers_reported_means_no_vote() -> None:
     results = [result(1.0), result(1.0), result(0.0)]
-    g = apply_group_stats(results, None)["g"]
+    g = group_stats(results, None)["g"]
     assert g["maj@n"] is None
-    assert [r["agreement"] for r in results] == [None, None, None]
+    assert [r.agreement for r in results] == [None, None, None]
 
 
 # ---- over HTTP ------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from rlvr.results import GradeResponse
 from rlvr.service.grading import Grader
 from rlvr.service.work import Unit, UnitResult, timed_out
 from tests.service.test_grading import GOOD, InlineDispatcher, make, req
@@ -42,8 +43,8 @@ def _use(grader: Grader, dispatcher: InlineDispatcher) -> None:
     grader._coalescer.dispatcher = dispatcher
 
 
-def _summary(out: dict[str, Any]) -> list[tuple[str, float, bool]]:
-    return [(r["verdict"], r["reward"], r["mask"]) for r in out["results"]]
+def _summary(out: GradeResponse) -> list[tuple[str, float, bool]]:
+    return [(r.verdict, r.reward, r.mask) for r in out.results]
 
 
 @pytest.mark.parametrize("waiters", [1, 2, 5])
@@ -151,5 +152,5 @@ def test_a_dispatch_that_fails_is_everyones_failure() -> None:
     first, second = asyncio.run(scene())
     assert isinstance(first, RuntimeError)
     assert _summary(second) == [("error", 0.0, True)]
-    assert "the pool broke" in second["results"][0]["reason"]
+    assert "the pool broke" in second.results[0].reason
     assert dispatcher.calls == [1] and grader._in_flight == {}

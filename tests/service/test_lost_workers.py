@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from rlvr.service.dispatch.pool import PoolDispatcher, _Worker
+from rlvr.service.dispatch.pool import PoolDispatcher
+from rlvr.service.dispatch.worker_handle import WorkerHandle
 from rlvr.service.work import Unit
 from rlvr.verifiers.config import BuiltinConfig
 
@@ -80,11 +81,11 @@ class _Alive:
 def test_health_reads_each_workers_process_once(monkeypatch: pytest.MonkeyPatch, reads_before: int) -> None:
     flicker = _Flickering(None)
     flicker.reads = reads_before
-    monkeypatch.setattr(_Worker, "process", flicker, raising=False)
+    monkeypatch.setattr(WorkerHandle, "process", flicker, raising=False)
     pool = PoolDispatcher(
         config=BuiltinConfig(), workers=2, chunk_size=16, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
     )
-    pool.handles = [_Worker(pool, 0), _Worker(pool, 1)]
+    pool.handles = [WorkerHandle(pool, 0), WorkerHandle(pool, 1)]
     flicker.process_value = _Alive()  # after __init__, which sets it to None
     for _ in range(6):
         health = pool.health()  # raised AttributeError when a second read found None
@@ -96,19 +97,19 @@ def test_a_worker_waits_for_its_sandbox_longer_than_the_sandbox_may_take() -> No
     # client's START_TIMEOUT_S; the worker then says it is ready and verifies the rest.
     # Killed before, it was respawned for ever, verifying nothing.
     from rlvr.sandboxes.local.sandbox import START_TIMEOUT_S
-    from rlvr.service.dispatch.pool import WORKER_START_TIMEOUT_S
+    from rlvr.service.dispatch.worker_handle import WORKER_START_TIMEOUT_S
 
     assert WORKER_START_TIMEOUT_S >= 2 * START_TIMEOUT_S
 
 
 def test_no_worker_is_started_once_the_pool_closes() -> None:
-    from rlvr.service.dispatch.pool import PoolClosing
+    from rlvr.service.dispatch.worker_handle import PoolClosing
 
     pool = PoolDispatcher(
         config=BuiltinConfig(), workers=1, chunk_size=16, max_rss_mb=2048, stall_wall_factor=3.0, stall_retries=1
     )
     pool.closing = True
-    worker = _Worker(pool, 0)
+    worker = WorkerHandle(pool, 0)
     with pytest.raises(PoolClosing):
         worker._ensure()
     assert worker.process is None

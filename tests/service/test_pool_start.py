@@ -13,8 +13,9 @@ import httpx
 import pytest
 
 from rlvr.in_process import InProcessTransport
-from rlvr.service.dispatch import pool as pool_module
-from rlvr.service.dispatch.pool import FAILED_STARTS_BROKEN, PoolDispatcher
+from rlvr.service.dispatch import worker_handle
+from rlvr.service.dispatch.pool import PoolDispatcher
+from rlvr.service.dispatch.worker_handle import FAILED_STARTS_BROKEN
 from rlvr.service.errors import BackendUnavailable
 from rlvr.service.settings import Settings
 from rlvr.verifiers.config import BuiltinConfig
@@ -29,7 +30,7 @@ def _grade(n: int) -> dict[str, Any]:
 def _workers_die_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
     # A worker target that exits before it says it is ready, as a broken install would:
     # `sys.exit` called with the worker's four arguments raises TypeError.
-    monkeypatch.setattr(pool_module, "worker_main", sys.exit)
+    monkeypatch.setattr(worker_handle, "worker_main", sys.exit)
 
 
 def _pool(workers: int) -> PoolDispatcher:
@@ -43,7 +44,7 @@ def test_a_pool_whose_workers_never_start_fails_at_once(monkeypatch: pytest.Monk
     _workers_die_at_start(monkeypatch)
     # A worker that died is noticed when it dies, not when its time to come up runs out:
     # with an hour for that, the test ends only if the death is seen at once.
-    monkeypatch.setattr(pool_module, "WORKER_START_TIMEOUT_S", 3600.0)
+    monkeypatch.setattr(worker_handle, "WORKER_START_TIMEOUT_S", 3600.0)
     pool = _pool(workers)
     with pytest.raises(BackendUnavailable, match=r"could not start any of its .* exited before it was ready"):
         asyncio.run(pool.start())

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from rlvr.service.dispatch.pool import PoolDispatcher, _whole
+from rlvr.service.dispatch.pool import PoolDispatcher
 from rlvr.service.dispatch.progress import Mark, Progress
+from rlvr.service.dispatch.worker_handle import whole_batch
 from rlvr.verifiers.config import BuiltinConfig
 from tests.service.test_pool import code_unit
 
@@ -102,7 +103,7 @@ def test_marks_that_name_units_not_sent_are_not_judged(index: int, count: int, s
     progress = Progress(CTX)
     progress.mark(index, count, 1.0, 2.0)
     units = [code_unit() for _ in range(sent)]
-    assert (_whole(progress, units) is not None) is whole
+    assert (whole_batch(progress, units) is not None) is whole
 
 
 async def _grade_rounds(rounds: list[int]) -> list[list[bool]]:
@@ -127,7 +128,7 @@ def test_no_unit_of_many_batched_chunks_is_masked() -> None:
 
 
 class _Pool:
-    """What a `_Worker` reads of its pool."""
+    """What a `WorkerHandle` reads of its pool."""
 
     stall_wall_factor, stall_retries, closing = 3.0, 1, False
     ctx = CTX
@@ -144,10 +145,10 @@ class _Pool:
 def test_a_worker_stopped_while_it_marks_is_a_stall(units: int, torn: bool) -> None:
     # Stopped (SIGSTOP, a freezer) between the two writes of the sequence number, the
     # worker leaves no whole mark to judge: it is stalled all the same, not waited on.
-    from rlvr.service.dispatch.pool import _Stop, _Worker
+    from rlvr.service.dispatch.worker_handle import Stop, WorkerHandle
 
     pool = _Pool()
-    worker = _Worker(pool, 0)  # type: ignore[arg-type]
+    worker = WorkerHandle(pool, 0)  # type: ignore[arg-type]
     ours, _theirs = CTX.Pipe()
     stopped = CTX.Process(target=time.sleep, args=(60,))
     stopped.start()
@@ -166,5 +167,5 @@ def test_a_worker_stopped_while_it_marks_is_a_stall(units: int, torn: bool) -> N
         stopped.kill()
     assert outcome, "the thread still waits on a stopped worker"
     [stop] = outcome
-    assert isinstance(stop, _Stop) and stop.retry and not stop.result.verdict == "timeout", stop
+    assert isinstance(stop, Stop) and stop.retry and not stop.result.verdict == "timeout", stop
     assert pool.restarts == ["stalled"]

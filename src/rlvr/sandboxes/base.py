@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rlvr.errors import RLVRError
+
+if TYPE_CHECKING:
+    from rlvr.sandboxes.jobs import Job, TestSuite
 
 IsolationLevel = Literal["none", "rlimits", "namespaces", "full"]
 # From weakest to strongest; what each means is in `rlvr.sandboxes.local.isolate`.
@@ -60,13 +63,13 @@ class Limits:
 
 @dataclass(slots=True)
 class RunSpec:
-    """`job` is the runner's first frame (mode, program, inputs; never expected
-    outputs). `tests`, if given, is a second frame the runner reads only after it has
-    forked off the program's process (split mode)."""
+    """`job` is what to run (`rlvr.sandboxes.jobs`: the program and its inputs, never
+    expected outputs), sent as the runner's first frame. `tests`, for a `SplitJob`, is a
+    second frame the runner reads only after it has forked off the program's process."""
 
-    job: dict[str, Any]
+    job: Job
     limits: Limits = field(default_factory=Limits)
-    tests: dict[str, Any] | None = None
+    tests: TestSuite | None = None
 
 
 @dataclass(slots=True)

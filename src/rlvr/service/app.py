@@ -154,10 +154,10 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
         },
     )
     async def grade(request: Request) -> Response:
-        return StrictJSONResponse(await _serve(service, request, parse_grade_request))
+        return StrictJSONResponse((await _serve(service, request, parse_grade_request)).to_json())
 
 
-async def _serve(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> dict[str, Any]:
+async def _serve(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> GradeResponse:
     """The graded answer to the grade request that `build` makes of the request's body:
     counted in the metrics, under the drain. What every grading route runs."""
     try:
@@ -169,7 +169,7 @@ async def _serve(service: _Service, request: Request, build: Callable[[bytes], G
     return result
 
 
-async def _grade(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> dict[str, Any]:
+async def _grade(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> GradeResponse:
     """The answer to a grade request; ClientGone (and its grading cancelled, so that its
     queued work is dropped) if the client disconnects first."""
     body = await parse_off_loop(build, await request.body())

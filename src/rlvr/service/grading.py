@@ -25,7 +25,7 @@ from rlvr.service.dispatch import Dispatcher
 from rlvr.service.errors import BadRequest, Overloaded
 from rlvr.service.groups import apply_group_stats
 from rlvr.service.metrics import Metrics
-from rlvr.service.models import UNION_TAGS, GradeItem, GradeRequest
+from rlvr.service.models import UNION_TAGS, GradeItem, GradeRequest, GradeResponse, GradeResult, GradeStats
 from rlvr.service.settings import Settings
 from rlvr.service.work import Unit, UnitResult, canonical_json, infrastructure_failure, prepared_key, unit_key
 from rlvr.verifiers.base import Verdict
@@ -277,7 +277,7 @@ class Grader:
 
     # ---- grading ----------------------------------------------------------------------
 
-    async def grade(self, request: GradeRequest) -> dict[str, Any]:
+    async def grade(self, request: GradeRequest) -> GradeResponse:
         started = time.perf_counter()
         planned = await self.plan_off_loop(request)
         unique = _distinct_units(planned)
@@ -285,18 +285,16 @@ class Grader:
             results, hits, dispatched = await self._resolve(unique)
         out = [self._assemble(p, results, hits) for p in planned]
         groups = apply_group_stats(out, request.advantage)
-        return {
-            "results": out,
-            "stats": {
-                "items": len(out),
-                "unique": len(unique),
-                "cache_hits": len(hits),
-                "dispatched": dispatched,
-                "elapsed_ms": (time.perf_counter() - started) * 1000.0,
-                "verdicts": dict(TallyCounter(r["verdict"] for r in out)),
-                "groups": groups,
-            },
-        }
+        stats = GradeStats(
+            items=len(out),
+            unique=len(unique),
+            cache_hits=len(hits),
+            dispatched=dispatched,
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            verdicts=dict(TallyCounter(r.verdict.value for r in out)),
+            groups=groups,
+        )
+        return GradeResponse(results=out, stats=stats)
 
     @contextlib.contextmanager
     def _admitted(self, units: int) -> Iterator[None]:
@@ -379,7 +377,7 @@ class Grader:
             await self.cache.set_many({u.key: r for u, r in zip(units, fresh, strict=True) if r.cacheable})
 
     @staticmethod
-    def _assemble(p: _PlannedItem, results: dict[str, UnitResult], hits: set[str]) -> dict[str, Any]:
+    def _assemble(p: _PlannedItem, results: dict[str, UnitResult], hits: set[str]) -> GradeResult:
         parts = [(c, results[c.unit.key]) for c in p.components]
         scores = {c.label: r.score for c, r in parts}
         mask = any(r.mask for _, r in parts)
@@ -390,18 +388,21 @@ class Grader:
         else:
             reason = "; ".join(f"{c.label}: {r.reason}" for c, r in parts if r.reason)
             details = {c.label: r.details for c, r in parts}
-        return {
-            "id": p.item.id,
-            "reward": reward if math.isfinite(reward) else 0.0,
-            "verdict": verdict,
-            "mask": mask,
-            "scores": scores,
-            "reason": reason,
-            "details": details,
-            "cached": all(c.unit.key in hits for c, _ in parts),
-            "elapsed_ms": math.fsum(r.elapsed_ms for _, r in parts),
-            "group": p.item.group,
-        }
+        # Built from values the grader made, so not validated again: a batch has many.
+        return GradeResult.model_construct(
+            id=p.item.id,
+            reward=reward if math.isfinite(reward) else 0.0,
+            verdict=Verdict(verdict),
+            mask=mask,
+            scores=scores,
+            reason=reason,
+            details=details,
+            cached=all(c.unit.key in hits for c, _ in parts),
+            elapsed_ms=math.fsum(r.elapsed_ms for _, r in parts),
+            group=p.item.group,
+            advantage=None,
+            agreement=None,
+        )
 
 
 def _check_groups(request: GradeRequest) -> None:

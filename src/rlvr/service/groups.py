@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rlvr.verifiers.base import Verdict
+from rlvr.results import GradeResult, GroupStats, Verdict
 
 Advantage = Literal["grpo", "dr_grpo", "rloo"]
 GRPO_STD_EPS = 1e-4
@@ -48,28 +48,28 @@ class _Group:
     rewards: list[float] = field(default_factory=list)
     correct: list[bool] = field(default_factory=list)
     answers: list[str | None] = field(default_factory=list)
-    members: list[dict[str, Any]] = field(default_factory=list)
+    members: list[GradeResult] = field(default_factory=list)
     masked: int = 0
 
 
-def apply_group_stats(results: Sequence[dict[str, Any]], advantage: Advantage | None) -> dict[str, dict[str, Any]]:
+def apply_group_stats(results: Sequence[GradeResult], advantage: Advantage | None) -> dict[str, GroupStats]:
     """Adds `advantage` and `agreement` to every result (null outside a group) and
     returns `stats.groups`: each group's statistics, keyed by its name."""
     groups: dict[str, _Group] = {}
     for result in results:
-        result["advantage"] = None
-        result["agreement"] = None
-        name = result.get("group")
+        result.advantage = None
+        result.agreement = None
+        name = result.group
         if name is None:
             continue
         group = groups.setdefault(name, _Group())
-        if result["mask"]:
+        if result.mask:
             group.masked += 1
             continue
         group.members.append(result)
-        group.rewards.append(result["reward"])
-        group.correct.append(result["verdict"] == Verdict.CORRECT.value)
-        group.answers.append(canonical_answer(result["details"]))
+        group.rewards.append(result.reward)
+        group.correct.append(result.verdict == Verdict.CORRECT)
+        group.answers.append(canonical_answer(result.details))
     return {name: _finish(group, advantage) for name, group in groups.items()}
 
 
@@ -79,23 +79,23 @@ def canonical_answer(details: dict[str, Any]) -> str | None:
     return answer if isinstance(answer, str) else None
 
 
-def _finish(group: _Group, advantage: Advantage | None) -> dict[str, Any]:
+def _finish(group: _Group, advantage: Advantage | None) -> GroupStats:
     n = len(group.rewards)
     mean = math.fsum(group.rewards) / n if n else None
     std = _unbiased_std(group.rewards, mean)
     if advantage is not None and mean is not None:
         for member, value in zip(group.members, advantages(group.rewards, advantage), strict=True):
-            member["advantage"] = value
+            member.advantage = value
     majority = _majority(group)
-    return {
-        "n": n,
-        "masked": group.masked,
-        "mean": mean,
-        "std": std,
-        "pass@k": pass_at_k(n, sum(group.correct)),
-        "zero_std": len(set(group.rewards)) <= 1,
-        "maj@n": majority,
-    }
+    return GroupStats(
+        n=n,
+        masked=group.masked,
+        mean=mean,
+        std=std,
+        pass_at_k=pass_at_k(n, sum(group.correct)),
+        zero_std=len(set(group.rewards)) <= 1,
+        maj_at_n=majority,
+    )
 
 
 def _unbiased_std(rewards: Sequence[float], mean: float | None) -> float | None:
@@ -138,5 +138,5 @@ def _majority(group: _Group) -> bool | None:
     n = len(keys)
     for member, key in zip(group.members, keys, strict=True):
         if key is not None:
-            member["agreement"] = votes[key] / n
+            member.agreement = votes[key] / n
     return votes.most_common(1)[0][0] is _GOLD

@@ -1,4 +1,5 @@
-"""HTTP contract v1: request and response bodies of the API (field names are binding)."""
+"""HTTP contract v1: request and response bodies of the API (field names are binding).
+The answers of grading are `rlvr.results`' models, named here with the rest."""
 
 from __future__ import annotations
 
@@ -6,8 +7,22 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+__all__ = [
+    "ErrorBody",
+    "ErrorResponse",
+    "GradeItem",
+    "GradeRequest",
+    "GradeResponse",
+    "GradeResult",
+    "GradeStats",
+    "GroupStats",
+    "VerifierInfo",
+    "VerifierList",
+    "VerifierRef",
+]
+
+from rlvr.results import GradeResponse, GradeResult, GradeStats, GroupStats
 from rlvr.service.groups import Advantage
-from rlvr.verifiers.base import Verdict
 
 
 class VerifierRef(BaseModel):
@@ -60,56 +75,6 @@ class GradeRequest(BaseModel):
         description="Compute each item's advantage within its `group` (every item then needs a group): "
         "grpo (r - mean) / (std + 1e-4), dr_grpo r - mean, rloo r - mean of the others.",
     )
-
-
-class GradeResult(BaseModel):
-    id: str | None
-    reward: float
-    verdict: Verdict
-    mask: bool = Field(description="True when the grader itself failed: drop the item, do not learn from it.")
-    scores: dict[str, float]
-    reason: str
-    details: dict[str, Any]
-    cached: bool
-    elapsed_ms: float
-    group: str | None = None
-    advantage: float | None = Field(None, description="Within the item's group; null when masked or not asked for.")
-    agreement: float | None = Field(
-        None, description="Share of the item's group that gave the same canonical answer (verifiers that report one)."
-    )
-
-
-class GroupStats(BaseModel):
-    """Statistics of the unmasked items sharing one `group` (definitions: `rlvr.service.groups`)."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    n: int = Field(description="Unmasked items in the group.")
-    masked: int = Field(description="Masked items, left out of every statistic.")
-    mean: float | None
-    std: float | None = Field(description="Unbiased standard deviation of the rewards; 0 for one item.")
-    pass_at_k: dict[str, float] = Field(
-        alias="pass@k", description="Unbiased pass@k for k = 1, 2, 4, ... up to n; correct means verdict correct."
-    )
-    zero_std: bool = Field(description="Every reward equal: the group gives no gradient.")
-    maj_at_n: bool | None = Field(
-        alias="maj@n", description="Whether the most frequent canonical answer is correct; null without answers."
-    )
-
-
-class GradeStats(BaseModel):
-    items: int
-    unique: int = Field(description="Distinct (verifier, params, ground truth, prompt, response) units.")
-    cache_hits: int
-    dispatched: int
-    elapsed_ms: float
-    verdicts: dict[str, int]
-    groups: dict[str, GroupStats] = Field(default_factory=dict, description="Per `group` of the request.")
-
-
-class GradeResponse(BaseModel):
-    results: list[GradeResult]
-    stats: GradeStats
 
 
 class ErrorBody(BaseModel):

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.config import SandboxConfig
+from rlvr.sandboxes.jobs import ProgramJob
 from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
 from rlvr.service.asgi import StrictJSONResponse
 from rlvr.service.bodies import parse_body, parse_off_loop
@@ -151,21 +152,20 @@ def job_spec(request: RunCodeRequest, config: SandboxConfig) -> RunSpec:
     language = LANGUAGES[request.language]
     memory = DEFAULT_MEMORY_MB if request.memory_limit_MB == -1 else request.memory_limit_MB
     compiling = request.compile_timeout if language == "cpp" else 0.0
-    job = {
-        "mode": "program",
-        "language": language,
-        "code": request.code,
-        "stdin": request.stdin or "",
-        "files": {p: base64.b64decode(c) for p, c in request.files.items() if c is not None},
-        "fetch_files": request.fetch_files,
-        "compile_timeout_s": request.compile_timeout,
-        "run_timeout_s": request.run_timeout,
-        "memory_mb": memory,
-        "max_output": MAX_OUTPUT_BYTES,
-        "max_fetch_bytes": MAX_FETCH_BYTES,
-        "gxx": shutil.which("g++"),
-        "node": shutil.which("node"),
-    }
+    job = ProgramJob(
+        language=language,
+        code=request.code,
+        stdin=request.stdin or "",
+        files={p: base64.b64decode(c) for p, c in request.files.items() if c is not None},
+        fetch_files=request.fetch_files,
+        compile_timeout_s=request.compile_timeout,
+        run_timeout_s=request.run_timeout,
+        memory_mb=memory,
+        max_output=MAX_OUTPUT_BYTES,
+        max_fetch_bytes=MAX_FETCH_BYTES,
+        gxx=shutil.which("g++"),
+        node=shutil.which("node"),
+    )
     wall = JOB_OVERHEAD_S + compiling + request.run_timeout
     records = len(request.fetch_files) + 8  # compile, run, one per fetched file
     memory = job_memory_mb(config, language, memory)

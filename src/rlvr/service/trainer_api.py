@@ -22,10 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.service.asgi import StrictJSONResponse
 from rlvr.service.bodies import parse_body
 from rlvr.service.errors import BadRequest
-from rlvr.service.models import ErrorResponse, GradeItem, GradeRequest
+from rlvr.service.models import ErrorResponse, GradeItem, GradeRequest, GradeResponse
 
 # Runs a grade request built from the request's body (see `service.app`).
-GradeFn = Callable[[Request, Callable[[bytes], GradeRequest]], Awaitable[dict[str, Any]]]
+GradeFn = Callable[[Request, Callable[[bytes], GradeRequest]], Awaitable[GradeResponse]]
 
 # OpenRLHF decodes prompt and response with the tokenizer's special tokens: these end or
 # pad a turn and are never part of an answer.
@@ -136,8 +136,8 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
         name = verifier_for(verifier)
         renames = {"ground_truth": "labels[{}]", "response": "query[{}]", "prompt": "prompts[{}]"}
         result = await _renamed(grade(request, lambda body: _openrlhf_request(body, name)), renames)
-        rewards = [0.0 if r["mask"] else r["reward"] for r in result["results"]]
-        masked = [1.0 if r["mask"] else 0.0 for r in result["results"]]
+        rewards = [0.0 if r.mask else r.reward for r in result.results]
+        masked = [1.0 if r.mask else 0.0 for r in result.results]
         return StrictJSONResponse({"rewards": rewards, "scores": rewards, "extra_logs": {MASKED_LOG: masked}})
 
     @app.post(
@@ -151,10 +151,10 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
         name = verifier_for(verifier)
         renames = {"ground_truth": "label", "response": "response", "prompt": "prompt"}
         result = await _renamed(grade(request, lambda body: _slime_request(body, name)), renames)
-        item = result["results"][0]
-        score = 0.0 if item["mask"] else item["reward"]
+        item = result.results[0]
+        score = 0.0 if item.mask else item.reward
         return StrictJSONResponse(
-            {"score": score, "verdict": item["verdict"], "mask": item["mask"], "reason": item["reason"]}
+            {"score": score, "verdict": item.verdict.value, "mask": item.mask, "reason": item.reason}
         )
 
 
@@ -186,7 +186,7 @@ def _slime_request(body: bytes, verifier: str) -> GradeRequest:
     return GradeRequest(items=[item])
 
 
-async def _renamed(grading: Awaitable[dict[str, Any]], renames: dict[str, str]) -> dict[str, Any]:
+async def _renamed(grading: Awaitable[GradeResponse], renames: dict[str, str]) -> GradeResponse:
     """The grading's result; its BadRequest speaks of this endpoint's fields, not of /v1/grade items."""
     try:
         return await grading

@@ -30,7 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rlvr.client import GradeResult, build_items
+from rlvr.client import build_items
+from rlvr.results import GradeResult
 from rlvr.trainer.clients import shared_async_client, shared_client
 
 

@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlvr.client import GradeResult
+from rlvr.results import GradeResult
 from rlvr.trainer.clients import shared_async_client, shared_client
 
 URL_ENV = "RLVR_URL"

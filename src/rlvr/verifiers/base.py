@@ -35,24 +35,32 @@ with no arguments.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from rlvr.results import Verdict
+
+__all__ = [
+    "Availability",
+    "BatchEntry",
+    "BatchVerifying",
+    "DeadlineVerifying",
+    "GradeInput",
+    "HasDefaultDeadline",
+    "HasDescription",
+    "NoParams",
+    "Outcome",
+    "Preparing",
+    "RunsPrograms",
+    "Verdict",
+    "Verifier",
+]
+
 if TYPE_CHECKING:
     from rlvr.verifiers.programs import ProgramRunner
-
-
-class Verdict(enum.StrEnum):
-    CORRECT = "correct"
-    INCORRECT = "incorrect"
-    PARTIAL = "partial"
-    NO_ANSWER = "no_answer"
-    TIMEOUT = "timeout"
-    ERROR = "error"
 
 
 class NoParams(BaseModel):

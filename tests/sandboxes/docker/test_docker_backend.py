@@ -24,6 +24,7 @@ from rlvr.sandboxes.base import Limits, RunResult, RunSpec, Status
 from rlvr.sandboxes.config import DockerConfig, SandboxConfig
 from rlvr.sandboxes.docker import containers
 from rlvr.sandboxes.docker.sandbox import DockerSandbox
+from rlvr.sandboxes.jobs import StdioJob
 from rlvr.verifiers.base import GradeInput, Outcome
 from rlvr.verifiers.code import CodeParams, CodeVerifier, GroundTruth
 from rlvr.verifiers.programs import ProgramRunner
@@ -32,16 +33,7 @@ WAIT_S = 90.0
 
 
 def run_python(sandbox: DockerSandbox, code: str, *, wall_s: float = 30.0, timeout_s: float = 20.0) -> RunResult:
-    job = {
-        "mode": "stdio",
-        "language": "python",
-        "code": code,
-        "inputs": [""],
-        "timeout_s": timeout_s,
-        "stop_on_failure": False,
-        "max_output": 1 << 20,
-        "memory_mb": 256,
-    }
+    job = StdioJob(code=code, inputs=[""], timeout_s=timeout_s, stop_on_failure=False, max_output=1 << 20)
     return sandbox.run(RunSpec(job, Limits(wall_s=wall_s, cpu_s=60)))
 
 
@@ -192,13 +184,14 @@ def test_a_container_that_fails_to_start_masks_its_item(docker_config: DockerCon
 _WORKER = """
 import json, sys, threading, time
 from rlvr.sandboxes.base import Limits, RunSpec
-from rlvr.sandboxes.docker.sandbox import DockerSandbox
 from rlvr.sandboxes.config import DockerConfig
+from rlvr.sandboxes.docker.sandbox import DockerSandbox
+from rlvr.sandboxes.jobs import StdioJob
+from rlvr.sandboxes.jobs import StdioJob
 box = DockerSandbox(DockerConfig(**json.loads(sys.argv[1])))
 while box.pool.ready() < box.config.pool_size:
     time.sleep(0.1)
-job = {"mode": "stdio", "language": "python", "code": "import time\\ntime.sleep(600)", "inputs": [""],
-       "timeout_s": 600, "stop_on_failure": False, "max_output": 1000, "memory_mb": 256}
+job = StdioJob(code="import time\\ntime.sleep(600)", inputs=[""], timeout_s=600, stop_on_failure=False, max_output=1000)
 threading.Thread(target=box.run, args=(RunSpec(job, Limits(wall_s=600, cpu_s=600)),), daemon=True).start()
 print(box.owner.token, flush=True)
 time.sleep(600)

@@ -19,6 +19,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlvr.sandboxes import RunResult, Status
+from rlvr.sandboxes.jobs import (
+    CallJob,
+    NativeCallJob,
+    NativeStdioJob,
+    SplitJob,
+    StdioJob,
+    TestedJob,
+    ValuesJob,
+)
 from rlvr.sandboxes.runner import wire
 from rlvr.verifiers.code import CodeParams, compare
 from rlvr.verifiers.code.grading import Prepared, grade
@@ -196,7 +205,16 @@ def _prepared(mode: str) -> Prepared:
     if mode in ("stdio", "native_stdio"):
         expected = [SENTINEL + "\n", SENTINEL + "\n"]
     language = "javascript" if mode.startswith("native") else "python"
-    return Prepared(language, mode, 2, {}, None, [] if mode == "split" else expected)
+    native = {"timeout_s": 1, "max_output": 1, "memory_mb": 1, "compile_timeout_s": 1}
+    job: TestedJob = {
+        "values": ValuesJob("", [], timeout_s=1),
+        "call": CallJob("", "f", [], timeout_s=1),
+        "stdio": StdioJob("", [], timeout_s=1),
+        "split": SplitJob("", timeout_s=1),
+        "native_call": NativeCallJob(language=language, code="", fn_name="f", inputs=[], **native),
+        "native_stdio": NativeStdioJob(language=language, code="", inputs=[], **native),
+    }[mode]
+    return Prepared(language, 2, job, None, [] if mode == "split" else expected)
 
 
 MODES = ["values", "call", "stdio", "split", "native_call", "native_stdio"]

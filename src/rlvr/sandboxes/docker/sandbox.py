@@ -27,7 +27,7 @@ from rlvr.sandboxes.config import DockerConfig
 from rlvr.sandboxes.docker import containers, protocol
 from rlvr.sandboxes.local import pacing
 from rlvr.sandboxes.local import sandbox as local
-from rlvr.sandboxes.runner import core, python, split
+from rlvr.sandboxes.runner import core, python
 
 # What `inside` applies to the job's process, read off `Limits` by name.
 JOB_LIMITS = ("cpu_s", "memory_mb", "fsize_mb", "nofile")
@@ -199,7 +199,7 @@ def _connect(config: DockerConfig) -> Any:
 def _prepare(spec: RunSpec) -> tuple[RunResult | None, dict[str, Any]]:
     """The job to send, with a Python program's code objects compiled here; or the
     result, known without running, of one that does not compile or is too long."""
-    job = dict(spec.job)
+    job = spec.job.frame()
     code = job.get("code")
     if type(code) is str and len(code) > core.MAX_PROGRAM_CHARS:
         too_long = {"load": "error", "e": f"the program is longer than {core.MAX_PROGRAM_CHARS} characters"}
@@ -216,8 +216,7 @@ def _request(spec: RunSpec, job: dict[str, Any], config: DockerConfig) -> bytes:
         job["gxx"] = config.gxx
     if "node" in job:
         job["node"] = config.node
-    data = core.frame(job) + (core.frame(split.prepare_tests(spec.tests)) if spec.tests is not None else b"")
-    return protocol.request({name: getattr(spec.limits, name) for name in JOB_LIMITS}, data)
+    return protocol.request({name: getattr(spec.limits, name) for name in JOB_LIMITS}, local.wire_data(job, spec))
 
 
 def _exchange(attached: containers.Attached, job: _Job, request: bytes, config: DockerConfig) -> None:

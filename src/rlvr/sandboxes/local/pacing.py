@@ -22,23 +22,20 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+from rlvr.sandboxes.jobs import CallJob, Job, ValuesJob
+
 # How late a test's record may come: its limit times this, plus LATE_SLACK_S.
 LATE_FACTOR = 1.5
 LATE_SLACK_S = 0.25
-# The modes whose tests run in the program's process.
-PACED_MODES = ("call", "values")
-
-
-def mark_late_tests(
-    job: dict[str, Any], records: list[tuple[dict[str, Any], int]], arrivals: list[tuple[int, float]]
-) -> None:
+def mark_late_tests(job: Job, records: list[tuple[dict[str, Any], int]], arrivals: list[tuple[int, float]]) -> None:
     """Turn each test record of `job` (a record, and the channel offset its line ends
     at) that came too late into a timeout, in place. `arrivals` holds, for each read of
     the channel, how many bytes had come by then and when (seconds after the job
     started), in order."""
-    if job.get("mode") not in PACED_MODES or not arrivals:
+    # Only these jobs run their tests in the program's own process.
+    if not isinstance(job, CallJob | ValuesJob) or not arrivals:
         return
-    timeout_s: Any = job.get("timeout_s")
+    timeout_s = job.timeout_s
     if type(timeout_s) not in (int, float) or not timeout_s > 0:
         return
     allowance = float(timeout_s) * LATE_FACTOR + LATE_SLACK_S

@@ -53,6 +53,13 @@ def _site_dirs() -> list[str]:
     return [d for d in dirs if os.path.isdir(d)]
 
 
+def wire_data(job: dict[str, Any], spec: RunSpec) -> bytes:
+    """What the runner reads: the job's frame, then its tests' (a split job's), with
+    what the trusted side works out once for them (`split.prepare_tests`)."""
+    tests = b"" if spec.tests is None else core.frame(split.prepare_tests(spec.tests.frame()))
+    return core.frame(job) + tests
+
+
 def zygote_command(*args: str) -> list[str]:
     """The zygote runs without `site` (see `rlvr.sandboxes.local.zygote`); site-packages are
     passed along for the programs' own imports."""
@@ -214,14 +221,13 @@ class LocalSandbox:
 
     def _make(self, spec: RunSpec) -> _JobState:
         self._next_id += 1
-        job = dict(spec.job)
+        job = spec.job.frame()
         code = job.get("code")
         too_long = type(code) is str and len(code) > core.MAX_PROGRAM_CHARS
         early = _too_long() if too_long else python.precompile(job)
         if early is not None:
             return _JobState(spec, self._next_id, memoryview(b""), early=early)
-        data = core.frame(job) + (core.frame(split.prepare_tests(spec.tests)) if spec.tests is not None else b"")
-        return _JobState(spec, self._next_id, memoryview(data))
+        return _JobState(spec, self._next_id, memoryview(wire_data(job, spec)))
 
     def _room(self, active: dict[int, _JobState], job: _JobState) -> bool:
         if not active:

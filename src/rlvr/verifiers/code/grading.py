@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.sandboxes import RunResult, Status
+from rlvr.sandboxes.jobs import NativeCallJob, NativeStdioJob, SplitJob, SplitTests, StdioJob, TestedJob, ValuesJob
 from rlvr.sandboxes.runner import wire
 from rlvr.verifiers.base import Outcome, Verdict
 from rlvr.verifiers.code import compare
@@ -22,10 +23,10 @@ class Prepared:
     """A ground truth turned into a runner job (minus the program) and what to expect."""
 
     language: str
-    mode: str
     n_tests: int
-    job: dict[str, Any]
-    tests: dict[str, Any] | None = None
+    # Without its program: `CodeVerifier._spec` puts the response's in.
+    job: TestedJob
+    tests: SplitTests | None = None
     expected: list[Any] = field(default_factory=list)
     # A HumanEval check run as values: its calls pass or fail together, as one test
     # under one test's time limit, each judged as its assert judges it (`expected`
@@ -48,6 +49,11 @@ class Prepared:
     # them (`CallTests.outputs_wrapped`): the value inside passes too, as their harness
     # accepts `outputs[i][0]`.
     wrapped_outputs: bool = False
+
+    @property
+    def mode(self) -> str:
+        """The job's kind, as results' details name it."""
+        return self.job.MODE
 
     @property
     def counted_tests(self) -> int:
@@ -112,9 +118,10 @@ def _check_record(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[b
 def _judge(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, str]:
     status = record.get("s")
     why = _text(record.get("e"), _text(status, "malformed record"), 200)
-    if prep.mode == "split":
+    job = prep.job
+    if isinstance(job, SplitJob):
         return status == "pass", why
-    if prep.mode in ("stdio", "native_stdio"):
+    if isinstance(job, StdioJob | NativeStdioJob):
         code = record.get("code")
         if status != "ok" or type(code) is not int or code != 0:
             return False, f"run {_text(status, '?', 50)} (exit code {code if type(code) is int else '?'})"
@@ -124,7 +131,7 @@ def _judge(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, st
         return compare.stdout_equal(out, prep.expected[index])
     if status != "ok":
         return False, why
-    if prep.mode == "native_call":
+    if isinstance(job, NativeCallJob):
         if "j" not in record:
             return False, "malformed record"
         return _call_equal(prep, record["j"], prep.expected[index]), "wrong value"
@@ -134,7 +141,7 @@ def _judge(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, st
         value = wire.decode(record["v"])
         if prep.one_test:
             return prep.expected[index].holds(value), "wrong value"
-        if prep.mode == "values":
+        if isinstance(job, ValuesJob):
             return compare.python_equal(value, prep.expected[index]), "wrong value"
         return _call_equal(prep, wire.to_json(value), prep.expected[index]), "wrong value"
     except (wire.WireError, wire.Unsupported) as exc:

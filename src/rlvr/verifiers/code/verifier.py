@@ -8,10 +8,22 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, TypedDict
 
 from rlvr.sandboxes import RunSpec, SandboxUnavailable
 from rlvr.sandboxes.config import SandboxConfig
+from rlvr.sandboxes.jobs import (
+    AssertSuite,
+    CallJob,
+    CheckSuite,
+    NativeCallJob,
+    NativeStdioJob,
+    SplitJob,
+    StdioJob,
+    TestedJob,
+    ValuesJob,
+)
 from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome, Verdict
 from rlvr.verifiers.code import asserts, helpers
 from rlvr.verifiers.code.description import COMPARISON_RULES
@@ -83,22 +95,7 @@ def _toolchains() -> dict[str, str | None]:
 
 class CodeVerifier(BuiltWithRunner):
     name = "code"
-    # 1.1: integers compare exactly, and the fence extractor reads CRLF and list items.
-    # 1.3: a HumanEval check of literal calls runs as values, each call under the time
-    # limit (the job under the check's).
-    # 1.4: so does a check whose asserts judge one call each with pure operations.
-    # 1.5: a check's helpers come from the prompt; floats take abs-or-rel 1e-6; library
-    # types holding plain values pass; the defining block of the answer after
-    # `</think>` is the program; judges' pre-imports (`runner.preludes`); a HumanEval
-    # body runs after its prompt.
-    # 1.6: each test of a JavaScript call job has its own time limit (one node process
-    # runs them all; it had their limits together).
-    # 1.7: a HumanEval ground truth without its prompt takes the item's, where that
-    # holds the task's code; a response ends at its first chat-template token; stdin
-    # is a file; the program is a module in `sys.modules`; empty blocks, unknown tags,
-    # a fence after text and C++ sample blocks; an assert's bools are Python's; APPS's
-    # wrapped call outputs; JavaScript CommonJS and ES modules; the job wall follows
-    # the item's deadline; a C++ stack grows up to the memory limit; `__file__`.
+    # Its versions, and what each changed: CHANGELOG.md.
     version = "1.7.0"
     description = (
         "Runs the response's program (the last fenced block of the language that defines what the tests "
@@ -149,53 +146,44 @@ class CodeVerifier(BuiltWithRunner):
         return hit
 
     def _prepare(self, params: CodeParams, gt: GroundTruth) -> Prepared:
-        base: dict[str, Any] = {
-            "timeout_s": params.timeout_s,
-            "stop_on_failure": params.stop_on_failure,
-            "max_output": self.runner.config.max_output_per_test_bytes,
-            "memory_mb": params.memory_mb,
-        }
+        """The ground truth's job, with no program yet (`_spec` adds the response's)."""
+        limits = _PerTest(params.timeout_s, params.stop_on_failure, self.runner.config.max_output_per_test_bytes)
         if isinstance(gt, HumanEvalTests):
-            # As HumanEval's harness runs prompt + completion, the program runs after
-            # the prompt's imports and helpers; the tests take the helpers from there too.
-            trusted = helpers.trusted_helpers(gt.prompt, gt.entry_point) if gt.prompt is not None else None
-            base = {**base, "environment": PYTHON_FUNCTION_ENVIRONMENT, "prelude": trusted or ""}
-            calls = asserts.check_calls(gt.test, gt.entry_point)
-            if calls is not None:
-                exprs, expected = calls
-                job = {**base, "mode": "values", "exprs": exprs}
-                return Prepared("python", "values", len(exprs), job, None, expected, one_test=True)
-            tests: dict[str, Any] = {"kind": "check", "test": gt.test, "entry_point": gt.entry_point}
-            if trusted is not None:
-                tests["helpers"] = trusted
-            # What the check reads that the prompt does not give it comes from the program.
-            given = helpers.bound_names(trusted or "")
-            untrusted = [n for n in helpers.names_from_program(gt.test, gt.entry_point) if n not in given]
-            return Prepared("python", "split", 1, {**base, "mode": "split"}, tests, untrusted_names=untrusted)
+            return _humaneval_prepared(gt, limits)
         if isinstance(gt, AssertTests):
-            base["environment"] = PYTHON_FUNCTION_ENVIRONMENT
             split = [asserts.split_assert(t) for t in gt.tests]
             if gt.setup is None and all(s is not None for s in split):
                 exprs = [s[0] for s in split if s is not None]
                 expected = [s[1] for s in split if s is not None]
-                return Prepared(
-                    "python", "values", len(exprs), {**base, "mode": "values", "exprs": exprs}, None, expected
-                )
-            tests = {"kind": "asserts", "tests": gt.tests, "setup": gt.setup}
-            return Prepared("python", "split", len(gt.tests), {**base, "mode": "split"}, tests)
+                job = ValuesJob("", exprs, **limits.python(PYTHON_FUNCTION_ENVIRONMENT))
+                return Prepared("python", len(exprs), job, None, expected)
+            split_job = SplitJob("", **limits.python(PYTHON_FUNCTION_ENVIRONMENT))
+            return Prepared("python", len(gt.tests), split_job, AssertSuite(gt.tests, gt.setup))
+        compile_s = self.runner.config.compile_timeout_s
         if isinstance(gt, CallTests):
-            mode = "call" if gt.language == "python" else "native_call"
-            job = {**base, "mode": mode, "language": gt.language, "fn_name": gt.fn_name}
-            if mode == "call":
-                job["environment"] = PYTHON_CALL_ENVIRONMENT
-            job["inputs"] = gt.inputs
-            prep = Prepared(gt.language, mode, len(gt.inputs), job, None, list(gt.outputs))
+            call: TestedJob = (
+                CallJob("", gt.fn_name, gt.inputs, **limits.python(PYTHON_CALL_ENVIRONMENT))
+                if gt.language == "python"
+                else NativeCallJob(
+                    language=gt.language,
+                    code="",
+                    fn_name=gt.fn_name,
+                    inputs=gt.inputs,
+                    **limits.native(params.memory_mb, compile_s),
+                )
+            )
+            prep = Prepared(gt.language, len(gt.inputs), call, None, list(gt.outputs))
             prep.wrapped_outputs = gt.outputs_wrapped
             return prep
         assert isinstance(gt, StdioTests)
-        mode = "stdio" if gt.language == "python" else "native_stdio"
-        job = {**base, "mode": mode, "language": gt.language, "inputs": gt.inputs}
-        return Prepared(gt.language, mode, len(gt.inputs), job, None, list(gt.outputs))
+        stdio: TestedJob = (
+            StdioJob("", gt.inputs, **limits.script())
+            if gt.language == "python"
+            else NativeStdioJob(
+                language=gt.language, code="", inputs=gt.inputs, **limits.native(params.memory_mb, compile_s)
+            )
+        )
+        return Prepared(gt.language, len(gt.inputs), stdio, None, list(gt.outputs))
 
     def verify(self, item: GradeInput, params: CodeParams, ground_truth: Any) -> Outcome:
         return self.verify_within(BatchEntry(item, params, ground_truth, DEADLINE_S))
@@ -248,6 +236,60 @@ class CodeVerifier(BuiltWithRunner):
         return outcomes
 
 
+class _PythonLimits(TypedDict):
+    timeout_s: float
+    stop_on_failure: bool
+    max_output: int
+    environment: str
+
+
+class _ScriptLimits(TypedDict):
+    timeout_s: float
+    stop_on_failure: bool
+    max_output: int
+
+
+class _NativeLimits(_ScriptLimits):
+    memory_mb: int
+    compile_timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class _PerTest:
+    """What every test of an item's job is held to, as each kind of job takes it."""
+
+    timeout_s: float
+    stop_on_failure: bool
+    max_output: int
+
+    def script(self) -> _ScriptLimits:
+        return {"timeout_s": self.timeout_s, "stop_on_failure": self.stop_on_failure, "max_output": self.max_output}
+
+    def python(self, environment: str) -> _PythonLimits:
+        return {**self.script(), "environment": environment}
+
+    def native(self, memory_mb: int, compile_timeout_s: float) -> _NativeLimits:
+        return {**self.script(), "memory_mb": memory_mb, "compile_timeout_s": compile_timeout_s}
+
+
+def _humaneval_prepared(gt: HumanEvalTests, limits: _PerTest) -> Prepared:
+    """As HumanEval's harness runs prompt + completion, the program runs after the
+    prompt's imports and helpers, and the tests take the helpers from there too. A check
+    of literal calls runs as values, one test; any other as a split job."""
+    trusted = helpers.trusted_helpers(gt.prompt, gt.entry_point) if gt.prompt is not None else None
+    function, prelude = limits.python(PYTHON_FUNCTION_ENVIRONMENT), trusted or ""
+    calls = asserts.check_calls(gt.test, gt.entry_point)
+    if calls is not None:
+        exprs, expected = calls
+        job = ValuesJob("", exprs, prelude=prelude, **function)
+        return Prepared("python", len(exprs), job, None, expected, one_test=True)
+    tests = CheckSuite(gt.test, gt.entry_point, trusted)
+    # What the check reads that the prompt does not give it comes from the program.
+    given = helpers.bound_names(trusted or "")
+    untrusted = [n for n in helpers.names_from_program(gt.test, gt.entry_point) if n not in given]
+    return Prepared("python", 1, SplitJob("", prelude=prelude, **function), tests, untrusted_names=untrusted)
+
+
 def _defined_by_program(gt: GroundTruth) -> list[str]:
     """The names the tests call that the program must define (`Prepared.defines`)."""
     if isinstance(gt, HumanEvalTests):
@@ -282,22 +324,15 @@ def _spec(
     max_wall_s: float,
     tools: dict[str, str | None],
 ) -> RunSpec:
-    job = {
-        **prep.job,
-        "code": code,
-        "gxx": tools["cpp"],
-        "node": tools["javascript"],
-        "compile_timeout_s": config.compile_timeout_s,
-    }
+    job = prep.job
+    if isinstance(job, NativeCallJob | NativeStdioJob):
+        job = replace(job, code=code, gxx=tools["cpp"], node=tools["javascript"])
+    else:
+        job = replace(job, code=code)
     compiling = config.compile_timeout_s if prep.language == "cpp" else 0.0
     wall = min(JOB_OVERHEAD_S + params.timeout_s * prep.counted_tests + compiling, max_wall_s)
-    return RunSpec(
-        job,
-        config.limits(
-            wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=job_memory_mb(config, prep.language, params.memory_mb)
-        ),
-        prep.tests,
-    )
+    memory = job_memory_mb(config, prep.language, params.memory_mb)
+    return RunSpec(job, config.limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory), prep.tests)
 
 
 def job_memory_mb(config: SandboxConfig, language: str, program_mb: int) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.jobs import StdioJob
 from rlvr.verifiers.base import Outcome, Verdict
 from rlvr.verifiers.programs import ProgramRunner
 
@@ -95,14 +96,7 @@ class ToolSandbox:
         budget = sum(s.timeout_s for s in steps)
         wall = budget + JOB_OVERHEAD_S
         stdin = json.dumps({"env": ENV, "steps": [s.as_job() for s in steps]})
-        job = {
-            "mode": "stdio",
-            "code": DRIVER_SOURCE,
-            "inputs": [stdin],
-            "timeout_s": wall,
-            "max_output": MAX_REPORT_BYTES,
-            "memory_mb": self.memory_mb,
-        }
+        job = StdioJob(DRIVER_SOURCE, [stdin], timeout_s=wall, max_output=MAX_REPORT_BYTES)
         # Files and outputs: the steps' own caps, plus room for the driver's report.
         fsize = max(s.fsize_mb for s in steps) + 1
         limits = self.runner.config.limits(
