@@ -6,7 +6,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test bench bytecode openapi lint typecheck clean train-demo
+.PHONY: run test bench bytecode openapi lint clean train-demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ $(VENV)/.dev-$(DEPS_HASH): $(VENV)/bin/python
 	$(PIP) install --quiet -e '.[dev,compat]'
 	$(PIP) install --quiet --no-deps openrlhf==0.11.2
 	rm -rf "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/tests"
-	touch $@ $(VENV)/.run-$(DEPS_HASH)
+	touch $@ $(VENV)/.run-$(DEPS_HASH) $(VENV)/.lint-$(DEPS_HASH)
 
 # torch from the local CPU wheel before anything that depends on it (see pyproject's `train`).
 $(VENV)/.train-$(DEPS_HASH): $(VENV)/bin/python
@@ -63,11 +63,18 @@ bench: $(VENV)/.dev-$(DEPS_HASH) bytecode
 openapi: $(VENV)/.run-$(DEPS_HASH)
 	$(VENV)/bin/rlvr openapi -o openapi.yaml
 
-# ruff (bare `import service` and friends are banned), mypy --strict, and the import
-# contracts in pyproject.toml (service -> verifiers -> sandboxes, no cycles). The
-# commands live in tests/test_lint.py, so `make test` and CI hold the code to them too.
-lint: $(VENV)/.dev-$(DEPS_HASH)
-	$(PY) -m pytest -q tests/test_lint.py
+# The `lint` extra alone (no torch, trl or verl): seconds to install and run. ruff, mypy
+# --strict, and the import contracts in pyproject.toml (service -> verifiers ->
+# sandboxes, no cycles). tests/test_lint.py runs the same three, so `make test` and CI
+# hold the code to them too.
+$(VENV)/.lint-$(DEPS_HASH): $(VENV)/bin/python
+	$(PIP) install --quiet -e '.[lint]'
+	touch $@
+
+lint: $(VENV)/.lint-$(DEPS_HASH)
+	$(VENV)/bin/ruff check src tests bench examples conftest.py
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build rlvr.egg-info

@@ -197,7 +197,7 @@ class Trainer:
             logp, entropy = token_logprobs(self.policy, batch, self.cfg.temperature)
             out = grpo_loss(logp, old_logp, advantages, mask, self.loss_cfg, ref_logp)
             self.optimizer.zero_grad()
-            out.loss.backward()  # type: ignore[no-untyped-call]
+            out.loss.backward()
             nn.utils.clip_grad_norm_(self.policy.module.parameters(), self.cfg.grad_clip)
             self.optimizer.step()
             if n == 0:

@@ -55,7 +55,7 @@ def warm_up(policy: Policy, source: ProblemSource, cfg: TrainConfig, cursor: int
         mask = batch.response_mask.float()
         loss = -(logp * mask).sum() / mask.sum()
         optimizer.zero_grad()
-        loss.backward()  # type: ignore[no-untyped-call]
+        loss.backward()
         optimizer.step()
     return cursor
 
