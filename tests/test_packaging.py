@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import tarfile
 import textwrap
 import time
 import zipfile
@@ -163,6 +164,42 @@ def test_the_wheel_holds_only_rlvr(wheels: dict[str, Path]) -> None:
         assert f"rlvr/{module}" in names
     top_level = [n for n in names if n.endswith("top_level.txt")]
     assert not top_level or zipfile.ZipFile(wheels["rlvr"]).read(top_level[0]).split() == [b"rlvr"]
+
+
+def test_the_sdist_holds_the_same_single_tree(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    [sdist] = tmp_path.glob("rlvr-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        members = tar.getmembers()
+    assert not [m.name for m in members if m.issym() or m.islnk()]
+    tops = {m.name.split("/")[1] for m in members if m.name.count("/") >= 1}
+    assert not tops & {"rlvr", *NEIGHBOURS}, tops  # the package is under src/ only
+    names = {m.name.split("/", 1)[1] for m in members if "/" in m.name}
+    for module in ("service/app.py", "verifiers/math/verifier.py", "sandboxes/local/_jobstart.c", "client.py"):
+        assert f"src/rlvr/{module}" in names
+
+
+def test_the_checkout_has_no_symlinks() -> None:
+    listed = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert not [line for line in listed.splitlines() if line.startswith("120000")]
+
+
+def test_a_bare_import_from_the_checkout_finds_none_of_ours() -> None:
+    # From the root, where `make test` runs: PyPI's `verifiers` or nothing, never our folder.
+    for name in NEIGHBOURS:
+        done = subprocess.run(
+            [sys.executable, "-c", f"import importlib.util as u; s = u.find_spec({name!r}); print(s and s.origin)"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        origin = done.stdout.strip()
+        assert origin == "None" or not origin.startswith(str(ROOT)), (name, origin)
 
 
 # The tests below run in order on one venv: each installs or removes what the next expects.

@@ -6,8 +6,11 @@ single handler in `rlvr.service.app`)::
     ├── ServiceError                  rlvr.service.errors
     │   ├── BadRequest                422  the request names what is wrong
     │   ├── PayloadTooLarge           413
+    │   ├── RequestTimeout            408  the body came too slowly
+    │   ├── ClientGone                499  the client left before its answer
     │   ├── Overloaded                429  with Retry-After
     │   └── BackendUnavailable        503  Redis or the worker pool is down
+    │       └── ShuttingDown          503  draining: retry (with Retry-After)
     ├── VerifierError                 rlvr.verifiers.errors
     │   ├── UnknownVerifier           422  no verifier has that name
     │   └── PluginError               500  a plugin failed to load

@@ -105,7 +105,7 @@ def view(answer: str, *, gold: bool = False) -> View:
             choice = next(g for g in m.groups() if g is not None).upper()
     number = _NUMBER_WORDS.get(norm.text.casefold()) if norm.words else None
     if number is not None:
-        # `five` is 5 (issue 11, class 5); only small integers, where words are usual.
+        # `five` is 5; only small integers, where words are usual.
         norm = Normalized(str(number), norm.percent, norm.degrees)
     elif norm.words:
         return View(answer, norm, Scalar(norm.text), choice)
@@ -354,7 +354,7 @@ def _in_degrees(answer: str) -> str:
 
 def _degree_views(gold: View, pred: View) -> tuple[View, View]:
     """`\\tan 15` read as `\\tan 15^\\circ` when the other side measures its trig
-    arguments in degrees (issue 11, class 5): one side dropped the sign, not the unit."""
+    arguments in degrees: one side dropped the sign, not the unit."""
     if gold.norm.degrees == pred.norm.degrees:
         return gold, pred
     if gold.norm.degrees:

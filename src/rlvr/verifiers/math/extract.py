@@ -13,7 +13,7 @@ Modes (`params.extraction`):
   `#### 18`, an `Answer: 18` / "the answer is" line, a final sentence that states
   a value, the last side of a final equation, an unclosed `<answer>`, the last math
   span of the final paragraph.
-- `strict`: only boxes and `<answer>` tags, as before issue 11 (no prose at all).
+- `strict`: only boxes and `<answer>` tags, as versions before 2.0 read (no prose at all).
 - `boxed`: only `\\boxed{}` / `\\fbox{}`.
 - `answer_tag`: only `<answer>...</answer>` (a box inside the tag is unwrapped).
 - `answer_line`: only DAPO's `Answer: X` on the last non-empty line.

@@ -1,5 +1,5 @@
-r"""Finding a final answer that is not boxed or tagged, in the order a grader reads it
-(issue 11, class 2). Each finder takes the text and returns the answer or None:
+r"""Finding a final answer that is not boxed or tagged, in the order a grader reads it.
+Each finder takes the text and returns the answer or None:
 
 1. `gsm8k`: GSM8K's `#### 18` (a markdown heading such as `#### Step 1` is no answer);
 2. `answer_line`: `A: 18`, `Answer: 18`, "The (final) answer is 18";

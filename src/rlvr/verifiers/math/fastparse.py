@@ -1,4 +1,4 @@
-r"""A small parser for the forms most answers take, so they skip ANTLR (issue 11, speed).
+r"""A small parser for the forms most answers take, so they skip ANTLR (speed).
 
 Integers, decimals, `\frac{}{}`, `\sqrt{}` and `\sqrt[n]{}`, `\pi`, one-letter
 variables, `+ - \cdot \times * /`, implicit products (`2\sqrt{3}`, `4ac`), powers

@@ -3,7 +3,7 @@
 Most answers in real data sets are numbers, so this path must be cheap: a handful of
 anchored regexes and `fractions.Fraction` arithmetic, microseconds per answer.
 
-Exactness rule (issue 11, class 6): a value written with a decimal point or an
+Exactness rule: a value written with a decimal point or an
 exponent (`0.5`, `1.5e3`, `1.5\\times10^{3}`) is *inexact*; integers and fractions
 are *exact*. When the gold is exact, the answer must have exactly its value: `0.5`
 is `1/2` and `2.0` is `2`, but `0.3333333` is not `1/3` (a policy must not learn to
@@ -143,7 +143,7 @@ def percent_equal(
 ) -> bool:
     """Equality when either side carried a percent sign.
 
-    `50\\%` matches `50` (the sign is often dropped, as the issue asks) and `0.5` (the
+    `50\\%` matches `50` (the sign is often dropped) and `0.5` (the
     same value); a gold of `50` matches `50\\%` for the first reason.
     """
     if numbers_equal(gold, pred, rel_tol, numeric_tolerance):

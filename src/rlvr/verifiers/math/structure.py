@@ -68,7 +68,7 @@ _ARRAY_SPEC_RE = re.compile(r"^\{[lcr|]*\}")
 _THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _IDENT_RE = re.compile(r"^(?!\\infty)(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?[a-zA-Z0-9]+\}?)?(?:'|\([a-z]\))?$")
 # Relation operators, longest first; `\le` must not match the start of `\left`.
-# What names a value in front of `=` (issue 11, class 5): a tuple of names `(p,q)`,
+# What names a value in front of `=`: a tuple of names `(p,q)`,
 # a function at a point `f(3)`, a length `|AB|`, a segment `AB`, an angle `\angle ABC`.
 # Never a general expression: a gold `x^2+y^2=1` must stay an equation.
 _LABEL_RE = re.compile(

@@ -10,14 +10,14 @@ equivalence stages in `compare.py`. The rules a grader must state:
   ... \\boxed{4}` is graded on 4 alone. Inside the final answer, a list of
   different values (`3, 4`, `3 \\text{ or } 4`, `\\pm 2`) is incorrect when the
   ground truth is a single value.
-- **Decimals for exact answers** (issue 11). When the ground truth is exact (an
+- **Decimals for exact answers**. When the ground truth is exact (an
   integer, fraction, radical, `\\pi`, ...), a decimal answer must have exactly its
   value: `0.5` is `1/2` and `2.0` is `2`, but `0.3333333` is not `1/3` and `37.6991`
   is not `12\\pi`, so a policy cannot learn to compute numerically instead of
   solving. When the ground truth is itself a decimal, the answer compares with
   relative tolerance `params.rel_tol` (default 1e-6). `params.numeric_tolerance=true`
-  applies `rel_tol` to decimal answers whatever the ground truth (the rule before
-  issue 11).
+  applies `rel_tol` to decimal answers whatever the ground truth (the rule of
+  versions before 2.0).
 - **Percent**: where either side has `\\%`, the bare number also matches (`50\\%`
   vs `50`), as does the value (`50\\%` vs `0.5`).
 - **Limits**: an answer longer than `params.max_answer_chars` (default 1,000) and a
@@ -129,9 +129,8 @@ def _outcome(ok: bool, reason: str, details: dict[str, Any]) -> Outcome:
 
 class MathVerifier:
     name = "math"
-    # 2.0.0: issue 11 (extraction order, exact golds refuse rounded decimals); 2.1.0:
-    # scaled equations, linear inequalities as intervals, solution sets, decimal commas,
-    # matrix expressions. A new version keeps verdicts cached under old rules from being served.
+    # Its versions, and what each changed: CHANGELOG.md. A new version keeps verdicts
+    # cached under old rules from being served.
     version = "2.1.0"
     description = (
         "Final answer (what the response states last: text after </think> first; an unretracted, "
