@@ -50,6 +50,11 @@ MAX_BACKOFF_S = 30.0
 DEFAULT_CHUNK_SIZE = 1024
 DEFAULT_CONCURRENCY = 8
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+# An item as the API's `GradeItem` JSON, and the request's `stats` as the API's
+# `GradeStats` JSON: the client sends and returns them as they are (the server validates
+# items, naming the field that is wrong; chunks' statistics are summed, `merge_stats`).
+ItemJSON = dict[str, Any]
+StatsJSON = dict[str, Any]
 
 Advantage = Literal["grpo", "dr_grpo", "rloo"]
 T = TypeVar("T")
@@ -68,7 +73,7 @@ class Graded:
     the API's `GradeStats` object as JSON, as a server sent it."""
 
     results: list[GradeResult]
-    stats: dict[str, Any]
+    stats: StatsJSON
 
 
 @dataclass
@@ -76,7 +81,7 @@ class Rewards:
     values: list[float]
     mask: list[bool]
     results: list[GradeResult]
-    stats: dict[str, Any]
+    stats: StatsJSON
 
     @property
     def advantages(self) -> list[float | None]:
@@ -135,7 +140,7 @@ class AsyncRewardClient:
 
     async def grade(
         self,
-        items: Sequence[dict[str, Any]],
+        items: Sequence[ItemJSON],
         *,
         deadline_s: float | None = None,
         advantage: Advantage | None = None,
@@ -247,7 +252,7 @@ class RewardClient:
 
     def grade(
         self,
-        items: Sequence[dict[str, Any]],
+        items: Sequence[ItemJSON],
         *,
         deadline_s: float | None = None,
         advantage: Advantage | None = None,
@@ -277,14 +282,14 @@ def build_items(
     prompts: Sequence[str] | None = None,
     params: dict[str, Any] | None = None,
     groups: Sequence[str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[ItemJSON]:
     """/v1/grade items; the sequences given must be as long as `responses`."""
     for name, seq in (("ground_truths", ground_truths), ("prompts", prompts), ("groups", groups)):
         if seq is not None and len(seq) != len(responses):
             raise ValueError(f"{name}: {len(seq)} values for {len(responses)} responses")
     items = []
     for i, response in enumerate(responses):
-        item: dict[str, Any] = {"response": response, "verifier": verifier}
+        item: ItemJSON = {"response": response, "verifier": verifier}
         if ground_truths is not None:
             item["ground_truth"] = ground_truths[i]
         if prompts is not None:
@@ -297,7 +302,7 @@ def build_items(
     return items
 
 
-def chunk_indices(items: Sequence[dict[str, Any]], chunk_size: int) -> list[list[int]]:
+def chunk_indices(items: Sequence[ItemJSON], chunk_size: int) -> list[list[int]]:
     """Item indices in chunks of at most `chunk_size`, except that the items of one group
     are never split (a larger group is a chunk of its own)."""
     blocks: dict[object, list[int]] = {}
@@ -316,12 +321,12 @@ def chunk_indices(items: Sequence[dict[str, Any]], chunk_size: int) -> list[list
     return chunks
 
 
-def merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
+def merge_stats(parts: list[StatsJSON]) -> StatsJSON:
     """One request's statistics from its chunks': counts add up, the wall time is the
     longest chunk's, and groups (never split across chunks) are joined."""
     if len(parts) == 1:
         return parts[0]
-    out: dict[str, Any] = {}
+    out: StatsJSON = {}
     for part in parts:
         for key, value in part.items():
             if key == "elapsed_ms":

@@ -17,7 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["GradeResponse", "GradeResult", "GradeStats", "GroupStats", "Verdict"]
+__all__ = ["Details", "GradeResponse", "GradeResult", "GradeStats", "GroupStats", "Verdict"]
+
+# What a verifier reports of one item beside its verdict (the extracted answer, the tests
+# that failed): free-form, since no schema holds across verifiers.
+Details = dict[str, Any]
 
 
 class Verdict(enum.StrEnum):
@@ -46,7 +50,7 @@ class GradeResult(BaseModel):
     mask: bool = Field(description="True when the grader itself failed: drop the item, do not learn from it.")
     scores: dict[str, float] = Field(default_factory=dict)
     reason: str = ""
-    details: dict[str, Any] = Field(default_factory=dict, description="Free-form: what the verifier reports.")
+    details: Details = Field(default_factory=dict, description="Free-form: what the verifier reports.")
     cached: bool = False
     elapsed_ms: float = 0.0
     group: str | None = None
@@ -95,3 +99,8 @@ class GradeResponse(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The answer's JSON object, as the API sends it."""
         return self.model_dump(mode="json", by_alias=True)
+
+    def to_json_bytes(self) -> bytes:
+        """The answer as the API sends it: UTF-8 JSON, in which a float that is not
+        finite is null (JSON has no NaN)."""
+        return self.model_dump_json(by_alias=True).encode()

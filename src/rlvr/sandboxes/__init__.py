@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rlvr.sandboxes.base import Limits, RunResult, RunSpec, Sandbox, SandboxUnavailable, Status
+    from rlvr.sandboxes.base import IsolationReport, Limits, RunResult, RunSpec, Sandbox, SandboxUnavailable, Status
     from rlvr.sandboxes.config import SandboxConfig
 
 __all__ = [
@@ -54,7 +54,7 @@ def open_sandbox(config: SandboxConfig) -> Sandbox:
     return get_local_sandbox(config)
 
 
-def _probe() -> dict[str, Any]:
+def _probe() -> IsolationReport:
     # A subprocess, not a fork: this may be called from the multi-threaded server.
     global _probe_report
     if _probe_report is not None:
@@ -79,7 +79,7 @@ def _probe() -> dict[str, Any]:
     return report
 
 
-def isolation_report(config: SandboxConfig | None = None) -> dict[str, Any]:
+def isolation_report(config: SandboxConfig | None = None) -> IsolationReport:
     """What the sandbox achieves on this host (the default config's: the local backend):
     the local backend's probe, cached after the first call; for docker, whether its
     daemon and image are there (no pool)."""

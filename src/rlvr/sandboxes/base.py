@@ -10,6 +10,11 @@ from rlvr.errors import RLVRError
 
 if TYPE_CHECKING:
     from rlvr.sandboxes.jobs import Job, TestSuite
+    from rlvr.sandboxes.runner.core import Record
+
+# What a sandbox reports of itself (its `isolation` level, and what that is made of):
+# free-form by backend, shown as it is by /readyz and /v1/verifiers.
+IsolationReport = dict[str, Any]
 
 IsolationLevel = Literal["none", "rlimits", "namespaces", "full"]
 # From weakest to strongest; what each means is in `rlvr.sandboxes.local.isolate`.
@@ -81,7 +86,7 @@ class RunResult:
     stderr: str = ""
     wall_s: float = 0.0
     cpu_s: float = 0.0
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     # Set when the sandbox itself failed (could not start, zygote died, the runner
     # never took the job): the grader must mask the item, not score it. Never set by
     # anything the program does (see `rlvr.sandboxes.runner.core.ACCEPTED`).
@@ -99,7 +104,7 @@ class Sandbox(Protocol):
 
     def run_many(self, specs: list[RunSpec]) -> list[RunResult]: ...
 
-    def isolation(self) -> dict[str, Any]:
+    def isolation(self) -> IsolationReport:
         """What this sandbox instance actually achieves: `isolation` (one of
         `ISOLATION_LEVELS`) and what it is made of."""
         ...

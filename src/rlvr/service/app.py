@@ -154,7 +154,8 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
         },
     )
     async def grade(request: Request) -> Response:
-        return StrictJSONResponse((await _serve(service, request, parse_grade_request)).to_json())
+        answer = await _serve(service, request, parse_grade_request)
+        return Response(answer.to_json_bytes(), media_type="application/json")
 
 
 async def _serve(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> GradeResponse:

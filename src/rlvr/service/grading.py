@@ -388,11 +388,10 @@ class Grader:
         else:
             reason = "; ".join(f"{c.label}: {r.reason}" for c, r in parts if r.reason)
             details = {c.label: r.details for c, r in parts}
-        # Built from values the grader made, so not validated again: a batch has many.
-        return GradeResult.model_construct(
+        return GradeResult(
             id=p.item.id,
             reward=reward if math.isfinite(reward) else 0.0,
-            verdict=Verdict(verdict),
+            verdict=verdict,
             mask=mask,
             scores=scores,
             reason=reason,

@@ -32,9 +32,9 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from rlvr.results import GradeResult, GroupStats, Verdict
+from rlvr.results import Details, GradeResult, GroupStats, Verdict
 
 Advantage = Literal["grpo", "dr_grpo", "rloo"]
 GRPO_STD_EPS = 1e-4
@@ -73,7 +73,7 @@ def apply_group_stats(results: Sequence[GradeResult], advantage: Advantage | Non
     return {name: _finish(group, advantage) for name, group in groups.items()}
 
 
-def canonical_answer(details: dict[str, Any]) -> str | None:
+def canonical_answer(details: Details) -> str | None:
     """The answer a verifier reported as canonical, if any (see the module docstring)."""
     answer = details.get(ANSWER_KEY)
     return answer if isinstance(answer, str) else None

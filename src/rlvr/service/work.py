@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rlvr.verifiers.base import BatchEntry, GradeInput, Outcome, Verdict
+from rlvr.verifiers.base import BatchEntry, Details, GradeInput, Outcome, Verdict
 from rlvr.verifiers.registry import LoadedVerifier, Registry
 
 PREPARED_CACHE_ENTRIES = 4096
@@ -70,7 +70,7 @@ class UnitResult:
     score: float
     verdict: str
     reason: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Details = field(default_factory=dict)
     mask: bool = False
     elapsed_ms: float = 0.0
 

@@ -41,13 +41,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from rlvr.results import Verdict
+from rlvr.results import Details, Verdict
 
 __all__ = [
     "Availability",
     "BatchEntry",
     "BatchVerifying",
     "DeadlineVerifying",
+    "Details",
     "GradeInput",
     "HasDefaultDeadline",
     "HasDescription",
@@ -88,7 +89,7 @@ class Outcome:
     score: float
     verdict: Verdict
     reason: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Details = field(default_factory=dict)
     mask: bool = False
 
 

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.base import IsolationReport, Limits, RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.config import DockerConfig
 from rlvr.sandboxes.docker import containers, protocol
 from rlvr.sandboxes.local import pacing
@@ -133,7 +133,7 @@ class DockerSandbox:
         containers.sweep(self.api, self.owner)
         self.pool = Pool(self.api, config, self.owner)
 
-    def isolation(self) -> dict[str, Any]:
+    def isolation(self) -> IsolationReport:
         return {
             "backend": self.backend,
             "isolation": "full",
@@ -172,10 +172,10 @@ class DockerSandbox:
             return list(pool.map(self.run, specs))
 
 
-def probe(config: DockerConfig) -> dict[str, Any]:
+def probe(config: DockerConfig) -> IsolationReport:
     """What a `DockerSandbox` of `config` would achieve, without making one (no pool):
     for /readyz in processes that run no jobs."""
-    report: dict[str, Any] = {"backend": "docker", "image": config.image, "runtime": config.runtime}
+    report: IsolationReport = {"backend": "docker", "image": config.image, "runtime": config.runtime}
     try:
         _connect(config)
     except SandboxUnavailable as exc:
@@ -196,7 +196,7 @@ def _connect(config: DockerConfig) -> Any:
     return api
 
 
-def _prepare(spec: RunSpec) -> tuple[RunResult | None, dict[str, Any]]:
+def _prepare(spec: RunSpec) -> tuple[RunResult | None, core.Frame]:
     """The job to send, with a Python program's code objects compiled here; or the
     result, known without running, of one that does not compile or is too long."""
     job = spec.job.frame()
@@ -210,7 +210,7 @@ def _prepare(spec: RunSpec) -> tuple[RunResult | None, dict[str, Any]]:
     return None, job
 
 
-def _request(spec: RunSpec, job: dict[str, Any], config: DockerConfig) -> bytes:
+def _request(spec: RunSpec, job: core.Frame, config: DockerConfig) -> bytes:
     # The worker's toolchain paths mean nothing in the image: its own are used.
     if "gxx" in job:
         job["gxx"] = config.gxx

@@ -20,14 +20,14 @@ a batch, which the verifier runs again alone.
 from __future__ import annotations
 
 import bisect
-from typing import Any
 
 from rlvr.sandboxes.jobs import CallJob, Job, ValuesJob
+from rlvr.sandboxes.runner.core import Record
 
 # How late a test's record may come: its limit times this, plus LATE_SLACK_S.
 LATE_FACTOR = 1.5
 LATE_SLACK_S = 0.25
-def mark_late_tests(job: Job, records: list[tuple[dict[str, Any], int]], arrivals: list[tuple[int, float]]) -> None:
+def mark_late_tests(job: Job, records: list[tuple[Record, int]], arrivals: list[tuple[int, float]]) -> None:
     """Turn each test record of `job` (a record, and the channel offset its line ends
     at) that came too late into a timeout, in place. `arrivals` holds, for each read of
     the channel, how many bytes had come by then and when (seconds after the job
@@ -40,7 +40,7 @@ def mark_late_tests(job: Job, records: list[tuple[dict[str, Any], int]], arrival
         return
     allowance = float(timeout_s) * LATE_FACTOR + LATE_SLACK_S
     ends = [end for end, _ in arrivals]
-    first: dict[int, tuple[dict[str, Any], float]] = {}
+    first: dict[int, tuple[Record, float]] = {}
     for record, end in records:
         index = record.get("i")
         if type(index) is int and index >= 0 and index not in first:

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlvr.sandboxes.base import Limits, RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.base import IsolationReport, Limits, RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.local import control, pacing
 from rlvr.sandboxes.runner import core, python, split
@@ -53,7 +53,7 @@ def _site_dirs() -> list[str]:
     return [d for d in dirs if os.path.isdir(d)]
 
 
-def wire_data(job: dict[str, Any], spec: RunSpec) -> bytes:
+def wire_data(job: core.Frame, spec: RunSpec) -> bytes:
     """What the runner reads: the job's frame, then its tests' (a split job's), with
     what the trusted side works out once for them (`split.prepare_tests`)."""
     tests = b"" if spec.tests is None else core.frame(split.prepare_tests(spec.tests.frame()))
@@ -89,7 +89,7 @@ class _JobState:
     exited_at: float = 0.0
     killed: Status | None = None
     # A result known without running (a Python program that does not compile).
-    early: dict[str, Any] | None = None
+    early: core.Record | None = None
     infra: str | None = None
     done: bool = False
     lines: int = 0  # on the channel so far
@@ -166,7 +166,7 @@ class LocalSandbox:
         assert self._sock is not None
         return self._sock
 
-    def isolation(self) -> dict[str, Any]:
+    def isolation(self) -> IsolationReport:
         self._ensure()
         return {"backend": self.backend, **self._hello.get("caps", {})}
 
@@ -437,11 +437,11 @@ def _wake(job: _JobState) -> float:
     return job.exited_at + EXIT_GRACE_S if job.exit else job.deadline
 
 
-def _too_long() -> dict[str, Any]:
+def _too_long() -> core.Record:
     return {"load": "error", "e": f"the program is longer than {core.MAX_PROGRAM_CHARS} characters"}
 
 
-def _records(channel: bytes, start: int, limit: int) -> list[tuple[dict[str, Any], int]]:
+def _records(channel: bytes, start: int, limit: int) -> list[tuple[core.Record, int]]:
     """The JSON object lines of the channel from `start`, at most `limit` of them, each
     with the offset its line ends at. Total over whatever the program wrote there: any
     other line is skipped (the grader goes by the records it expects, and a missing one

@@ -24,6 +24,14 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Protocol
 
+# A job's frame as its runner reads it: a `rlvr.sandboxes.jobs` job's `frame()`,
+# marshalled. The wire format between the trusted client and the job, read only by the
+# runner of its kind.
+Frame = dict[str, Any]
+# A record as a job writes it to its channel (a test's status and value, a load
+# error): untrusted JSON, which the trusted side reads field by field, since a program
+# may forge any of it.
+Record = dict[str, Any]
 DATA_FD = 0
 CHANNEL_FD = 3
 MAX_FRAME = 64 * 1024 * 1024
@@ -139,7 +147,7 @@ class Channel:
         """Say that the job is taken: call once, right before the program's code runs."""
         os.write(self.fd, ACCEPTED)
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: Record) -> None:
         data = (_encode_record(record) + "\n").encode()
         view = memoryview(data)
         while view:

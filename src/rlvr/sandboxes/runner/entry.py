@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from rlvr.sandboxes.runner import core, native, program, python, split
 
-Runner = Callable[[dict[str, Any], core.Privileges, core.Channel], int]
+Runner = Callable[[core.Frame, core.Privileges, core.Channel], int]
 
 RUNNERS: dict[str, Runner] = {
     **dict.fromkeys(python.MODES, python.run),

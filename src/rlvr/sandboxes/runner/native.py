@@ -18,7 +18,6 @@ import re
 import resource
 import time
 from collections.abc import Callable
-from typing import Any
 
 from rlvr.sandboxes.runner import core
 
@@ -99,12 +98,12 @@ def _unlimited_stack() -> None:
     resource.setrlimit(resource.RLIMIT_STACK, (hard, hard))
 
 
-def _node_argv(job: dict[str, Any], script: str) -> list[str]:
+def _node_argv(job: core.Frame, script: str) -> list[str]:
     heap = max(64, int(job["memory_mb"]) // 2)
     return [job["node"], f"--max-old-space-size={heap}", "--stack-size=8000", script]
 
 
-def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
+def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     priv.drop_untrusted()
     channel.accept()
     with open("/tmp/job.json", "w") as f:
@@ -129,12 +128,12 @@ def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> in
     return 0
 
 
-def _check(job: dict[str, Any], argv: list[str]) -> dict[str, Any]:
+def _check(job: core.Frame, argv: list[str]) -> core.Record:
     """Compile or syntax-check, merging stderr into the output the record shows."""
     return core.run_child(_exec(argv, None, True), b"", float(job["compile_timeout_s"]), MAX_COMPILE_OUTPUT)
 
 
-def _prepare_cpp(job: dict[str, Any], channel: core.Channel) -> Program | None:
+def _prepare_cpp(job: core.Frame, channel: core.Channel) -> Program | None:
     with open("/tmp/main.cpp", "w") as f:
         f.write(job["code"])
     step = _check(job, [job["gxx"], "-O2", "-std=c++20", "-pipe", "-o", "/tmp/main", "/tmp/main.cpp"])
@@ -161,7 +160,7 @@ def without_exports(code: str) -> str:
     return _EXPORT_LINE.sub("", _EXPORT_DECLARATION.sub("", code))
 
 
-def _prepare_javascript(job: dict[str, Any], channel: core.Channel) -> Program | None:
+def _prepare_javascript(job: core.Frame, channel: core.Channel) -> Program | None:
     with open("/tmp/main.js", "w") as f:
         f.write(without_exports(job["code"]))
     step = _check(job, [job["node"], "--check", "/tmp/main.js"])
@@ -172,13 +171,13 @@ def _prepare_javascript(job: dict[str, Any], channel: core.Channel) -> Program |
     return _node_argv(job, "/tmp/main.js"), None
 
 
-_PREPARE: dict[str, Callable[[dict[str, Any], core.Channel], Program | None]] = {
+_PREPARE: dict[str, Callable[[core.Frame, core.Channel], Program | None]] = {
     "cpp": _prepare_cpp,
     "javascript": _prepare_javascript,
 }
 
 
-def _js_call(job: dict[str, Any], channel: core.Channel, cap: int) -> int:
+def _js_call(job: core.Frame, channel: core.Channel, cap: int) -> int:
     with open("/tmp/harness.js", "w") as f:
         f.write(JS_CALL_HARNESS)
     relay = _Relay(channel, len(job["inputs"]), float(job["timeout_s"]))

@@ -26,7 +26,6 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
 
 from rlvr.sandboxes.runner import core, native
 
@@ -35,7 +34,7 @@ WORKDIR = "/tmp"
 SOURCE = {"cpp": "/tmp/main.cpp", "javascript": "/tmp/main.js"}
 
 
-def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
+def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     priv.drop_untrusted()
     core.detach_stdin()
     channel.accept()
@@ -67,7 +66,7 @@ def _inside(path: str) -> str | None:
     return full if full.startswith(WORKDIR + "/") else None
 
 
-def _prepare(job: dict[str, Any], channel: core.Channel) -> Callable[[], None] | None:
+def _prepare(job: core.Frame, channel: core.Channel) -> Callable[[], None] | None:
     """What the run's child does: exec the program (compiled first for cpp); None when
     compilation failed (its record says why)."""
     language = job["language"]

@@ -54,7 +54,7 @@ def compile_source(source: str, filename: str, mode: str = "exec") -> CodeType:
     return compile(source, filename, mode, dont_inherit=True)
 
 
-def precompile(job: dict[str, Any]) -> dict[str, Any] | None:
+def precompile(job: core.Frame) -> core.Record | None:
     """Compile a Python job's program (and its test expressions) in the trusted client,
     before the job is sent: compiling allocates a lot, and in a freshly forked job
     every page it touches is a copy. The code objects travel in the marshalled job.
@@ -78,7 +78,7 @@ def precompile(job: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _keep_only_what_runs(job: dict[str, Any]) -> None:
+def _keep_only_what_runs(job: core.Frame) -> None:
     """Leave out of a Python job what its runner never reads (the native toolchains and
     limits the verifier sends every job, the source once it is compiled): each object
     the freshly forked job unmarshals writes, and so copies, more of its pages."""
@@ -125,7 +125,7 @@ def load_failure(exc: BaseException) -> str:
     return str(exc) if type(exc) is SetupFailed else core.describe(exc)
 
 
-def program_namespace(job: dict[str, Any], name: str) -> dict[str, Any]:
+def program_namespace(job: core.Frame, name: str) -> dict[str, Any]:
     """The globals the program runs in: its module name, its builtins (Python's, and
     those of the job's `environment`: `preludes`) and what the job's trusted `prelude`
     source binds (a HumanEval prompt's imports and helpers, as its harness runs prompt
@@ -143,7 +143,7 @@ def program_namespace(job: dict[str, Any], name: str) -> dict[str, Any]:
     return ns
 
 
-def compile_program(job: dict[str, Any], channel: core.Channel) -> CodeType | None:
+def compile_program(job: core.Frame, channel: core.Channel) -> CodeType | None:
     program = job.get("program")
     if type(program) is CodeType:
         return program
@@ -154,7 +154,7 @@ def compile_program(job: dict[str, Any], channel: core.Channel) -> CodeType | No
         return None
 
 
-def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
+def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     priv.drop_untrusted()
     core.detach_stdin()
     channel.accept()
@@ -210,14 +210,14 @@ def _timed(index: int, timeout_s: float, fn: Callable[..., Any], args: Sequence[
     channel.write(record)
 
 
-def _value_record(index: int, value: Any) -> dict[str, Any]:
+def _value_record(index: int, value: Any) -> core.Record:
     try:
         return {"i": index, "s": "ok", "v": wire.encode(value)}
     except (wire.Unsupported, ValueError, RecursionError) as exc:
         return {"i": index, "s": "unsupported", "e": str(exc)[:200]}
 
 
-def _call(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> None:
+def _call(job: core.Frame, ns: dict[str, Any], channel: core.Channel) -> None:
     timeout_s = float(job["timeout_s"])
     try:
         fn = resolve(ns, job["fn_name"])
@@ -228,7 +228,7 @@ def _call(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> Non
         _timed(index, timeout_s, fn, args, channel)
 
 
-def _values(job: dict[str, Any], ns: dict[str, Any], channel: core.Channel) -> None:
+def _values(job: core.Frame, ns: dict[str, Any], channel: core.Channel) -> None:
     """Evaluate each test expression in the program's globals, as they are when it runs.
     A name it reads must be the program's or a real builtin: the program's builtins
     hold its environment's names too, which no test may take for the program's."""
@@ -273,7 +273,7 @@ def _shut_down() -> None:
     atexit._run_exitfuncs()
 
 
-def _stdio(job: dict[str, Any], program: CodeType, channel: core.Channel) -> int:
+def _stdio(job: core.Frame, program: CodeType, channel: core.Channel) -> int:
     def target() -> None:
         # New streams on fds 0 and 1: the runner's may hold buffered data of its own.
         # `sys.__stdin__` keeps the program's stdin alive, as Python's does, where a

@@ -104,7 +104,7 @@ class _Handles:
         return self.objects[index]
 
 
-def _serve(job: dict[str, Any], program: CodeType | None, sock: _socket.socket) -> None:
+def _serve(job: core.Frame, program: CodeType | None, sock: _socket.socket) -> None:
     """Load the program, send its top-level names, then answer requests until the test
     half hangs up."""
     handles = _Handles()
@@ -283,7 +283,7 @@ class Remote:
         return f"<program {self._type}>"
 
 
-def run(job: dict[str, Any], priv: core.Privileges, channel: core.Channel) -> int:
+def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     core.stay_on_this_cpu()
     parent_sock, child_sock = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     if os.fork() == 0:
@@ -327,10 +327,10 @@ def trusted_sys_path() -> None:
 # Tests frames made by `prepare_tests`, by their tests: the G responses to one prompt
 # share them.
 PREPARED_TESTS_ENTRIES = 256
-_prepared_tests: dict[tuple[Any, ...], dict[str, Any]] = {}
+_prepared_tests: dict[tuple[Any, ...], core.Frame] = {}
 
 
-def prepare_tests(tests: dict[str, Any]) -> dict[str, Any]:
+def prepare_tests(tests: core.Frame) -> core.Frame:
     """The tests frame with what the trusted client can work out once for every job
     with these tests, where each forked job would pay for it in copied pages: the
     names the tests read from the program (`reads`) and their code objects (`code`,
@@ -364,7 +364,7 @@ def prepare_tests(tests: dict[str, Any]) -> dict[str, Any]:
     return prepared
 
 
-def _sources(tests: dict[str, Any]) -> list[tuple[str, str]]:
+def _sources(tests: core.Frame) -> list[tuple[str, str]]:
     """The tests' code as (source, filename) pairs, in the order it runs: the trusted
     setup first, if there is one (`_setup`)."""
     setup = _setup(tests)
@@ -374,7 +374,7 @@ def _sources(tests: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs + [(str(test), f"test_{index}") for index, test in enumerate(tests["tests"])]
 
 
-def _setup(tests: dict[str, Any]) -> Any:
+def _setup(tests: core.Frame) -> Any:
     """What runs before the tests, in their namespace: assert tests' `setup`, or the
     helpers a check takes from the task's prompt. The names it binds are the tests' own,
     never the program's (`names.global_reads`)."""
@@ -382,7 +382,7 @@ def _setup(tests: dict[str, Any]) -> Any:
 
 
 def _run_tests(
-    job: dict[str, Any], tests: dict[str, Any], sources: list[tuple[str, str]], link: Link, channel: core.Channel
+    job: core.Frame, tests: core.Frame, sources: list[tuple[str, str]], link: Link, channel: core.Channel
 ) -> None:
     timeout_s = float(job["timeout_s"])
     ns = _load(link, timeout_s, channel, tests, sources)
@@ -410,7 +410,7 @@ def _runs(source: tuple[str, str], code: Any, ns: dict[str, Any]) -> Callable[[]
 
 
 def _load(
-    link: Link, timeout_s: float, channel: core.Channel, tests: dict[str, Any], sources: list[tuple[str, str]]
+    link: Link, timeout_s: float, channel: core.Channel, tests: core.Frame, sources: list[tuple[str, str]]
 ) -> dict[str, Any] | None:
     """Wait for the program half to load, and record how that went. The namespace for
     the tests, holding the program names they may see; None if it did not load."""
@@ -448,7 +448,7 @@ def _one(
 ) -> str | None:
     """Run one test under its time limit and record (unless `quiet`) how it went: None
     if it passed, else what went wrong."""
-    record: dict[str, Any] = {"i": index, "s": "pass"}
+    record: core.Record = {"i": index, "s": "pass"}
     try:
         with core.TimeLimit(timeout_s):
             thunk()

@@ -11,7 +11,8 @@ from typing import Any
 from rlvr.sandboxes import RunResult, Status
 from rlvr.sandboxes.jobs import NativeCallJob, NativeStdioJob, SplitJob, SplitTests, StdioJob, TestedJob, ValuesJob
 from rlvr.sandboxes.runner import wire
-from rlvr.verifiers.base import Outcome, Verdict
+from rlvr.sandboxes.runner.core import Record
+from rlvr.verifiers.base import Details, Outcome, Verdict
 from rlvr.verifiers.code import compare
 from rlvr.verifiers.code.models import CodeParams, HumanEvalTests
 
@@ -77,9 +78,9 @@ def judged_by_company(result: RunResult) -> bool:
     return any(record.get("s") == "timeout" or record.get("load") == "timeout" for record in result.records)
 
 
-def _record_map(result: RunResult, n: int) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]], set[int]]:
-    load: dict[str, Any] | None = None
-    tests: dict[int, dict[str, Any]] = {}
+def _record_map(result: RunResult, n: int) -> tuple[Record | None, dict[int, Record], set[int]]:
+    load: Record | None = None
+    tests: dict[int, Record] = {}
     duplicates: set[int] = set()
     for record in result.records:
         if "load" in record:
@@ -104,7 +105,7 @@ def _text(value: Any, default: str, limit: int = MAX_REASON) -> str:
     return value[-limit:].encode("utf-8", "replace").decode("utf-8")
 
 
-def _check_record(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, str]:
+def _check_record(prep: Prepared, index: int, record: Record) -> tuple[bool, str]:
     """Whether test `index` passed, and why not. A record may be forged (call and values
     modes run the program in the runner's process), so whatever it holds is the
     program's: wire and compare are total over it (their hypothesis tests say so), and
@@ -115,7 +116,7 @@ def _check_record(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[b
         return False, f"unusable record ({type(exc).__name__})"
 
 
-def _judge(prep: Prepared, index: int, record: dict[str, Any]) -> tuple[bool, str]:
+def _judge(prep: Prepared, index: int, record: Record) -> tuple[bool, str]:
     status = record.get("s")
     why = _text(record.get("e"), _text(status, "malformed record"), 200)
     job = prep.job
@@ -163,7 +164,7 @@ class _Tally:
     timed_out: bool = False
 
 
-def _tally(prep: Prepared, tests: dict[int, dict[str, Any]], duplicates: set[int]) -> _Tally:
+def _tally(prep: Prepared, tests: dict[int, Record], duplicates: set[int]) -> _Tally:
     tally = _Tally()
     for index in range(prep.n_tests):
         record = tests.get(index)
@@ -181,7 +182,7 @@ def _tally(prep: Prepared, tests: dict[int, dict[str, Any]], duplicates: set[int
     return tally
 
 
-def _failed(prep: Prepared, params: CodeParams, result: RunResult, tally: _Tally, details: dict[str, Any]) -> Outcome:
+def _failed(prep: Prepared, params: CodeParams, result: RunResult, tally: _Tally, details: Details) -> Outcome:
     """The outcome when not every test passed."""
     score = tally.passed / prep.counted_tests if params.reward == "fraction" else 0.0
     reason = tally.first_failure
@@ -204,7 +205,7 @@ def _failed(prep: Prepared, params: CodeParams, result: RunResult, tally: _Tally
 
 
 def grade(prep: Prepared, params: CodeParams, result: RunResult) -> Outcome:
-    details: dict[str, Any] = {
+    details: Details = {
         "status": result.status.value,
         "mode": prep.mode,
         "tests": prep.counted_tests,
