@@ -77,4 +77,4 @@ lint: $(VENV)/.lint-$(DEPS_HASH)
 	$(VENV)/bin/lint-imports
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build rlvr.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build src/rlvr.egg-info

@@ -1,6 +1,6 @@
-"""`make lint` as part of the suite, so CI holds the code to it: ruff (which bans bare
-`import service` and friends), mypy --strict, and the import contracts (layers
-service -> verifiers -> sandboxes, the trainer only through the client, no cycles)."""
+"""`make lint` as part of the suite, so CI holds the code to it: ruff, mypy --strict, and
+the import contracts (layers service -> verifiers -> sandboxes, the trainer only through
+the client, no cycles)."""
 
 from __future__ import annotations
 

@@ -362,3 +362,10 @@ def test_drop_names_the_step_that_failed(native: jobstart.Native) -> None:
     report = dropped(isolate.UID_BASE + 9, 1, 0, 1)
     assert report["error"].startswith("setgroups: "), report
     assert report["resuid"] == [isolate.UID_BASE + 9] * 3
+
+
+def test_the_configs_limit_in_flight_is_the_zygotes_slots() -> None:
+    from rlvr.sandboxes.config import MAX_JOBS_IN_FLIGHT_LIMIT
+    from rlvr.sandboxes.local.isolate import MAX_SLOTS
+
+    assert MAX_JOBS_IN_FLIGHT_LIMIT == MAX_SLOTS

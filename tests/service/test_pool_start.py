@@ -14,6 +14,7 @@ import pytest
 
 from rlvr.in_process import InProcessTransport
 from rlvr.service.dispatch import worker_handle
+from rlvr.service.dispatch.fallback import FallbackDispatcher
 from rlvr.service.dispatch.pool import PoolDispatcher
 from rlvr.service.dispatch.worker_handle import FAILED_STARTS_BROKEN
 from rlvr.service.errors import BackendUnavailable
@@ -97,3 +98,73 @@ def test_units_waiting_on_a_pool_that_cannot_start_workers_are_masked(monkeypatc
 
     results = asyncio.run(scene())
     assert all(r.mask for r in results), results
+
+
+def test_one_slot_that_cannot_start_a_worker_leaves_the_others_serving(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def scene() -> tuple[list[Any], list[Any], str | None, str | None]:
+        pool = _pool(2)
+        await pool.start()
+        try:
+            _workers_die_at_start(monkeypatch)
+            first = pool.handles[0].process
+            assert first is not None
+            os.kill(first.pid, signal.SIGKILL)
+            served = []
+            for n in range(FAILED_STARTS_BROKEN + 3):  # the dead slot gives up; the other serves
+                served += await pool.run(format_units(8, f"one-slot-{n}"))
+            one_dead = pool.unavailable()
+            second = pool.handles[1].process
+            assert second is not None
+            os.kill(second.pid, signal.SIGKILL)
+            lost = []
+            for n in range(FAILED_STARTS_BROKEN + 3):
+                try:
+                    lost += await pool.run(format_units(4, f"all-dead-{n}"))
+                except BackendUnavailable:
+                    break
+            return served, lost, one_dead, pool.unavailable()
+        finally:
+            await pool.close()
+
+    served, lost, one_dead, all_dead = asyncio.run(scene())
+    assert served and not any(r.mask for r in served), [r.reason for r in served if r.mask]
+    assert one_dead is None
+    assert all_dead is not None and "do not start" in all_dead
+    assert all(r.mask for r in lost)
+
+
+def test_a_fallback_pool_that_cannot_start_leaves_redis_grading_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Down:
+        """A primary whose backend is down for this request."""
+
+        stores_verdicts = False
+
+        async def start(self) -> None:
+            return None
+
+        async def close(self) -> None:
+            return None
+
+        async def run(self, units: Any) -> list[Any]:
+            raise BackendUnavailable("Redis unavailable")
+
+        def health(self) -> dict[str, Any]:
+            return {"ready": True}
+
+        async def stream_stats(self) -> None:
+            return None
+
+    async def scene() -> tuple[str | None, dict[str, Any]]:
+        _workers_die_at_start(monkeypatch)
+        both = FallbackDispatcher(Down(), _pool(1))
+        await both.start()  # the primary serves alone
+        try:
+            with pytest.raises(BackendUnavailable, match="Redis unavailable"):
+                await both.run(format_units(1, "fallback"))
+            return both.fallback_error, both.health()
+        finally:
+            await both.close()
+
+    error, health = asyncio.run(scene())
+    assert error is not None and "could not start" in error
+    assert health["ready"] is True and health["fallback"]["error"] == error

@@ -64,6 +64,7 @@ __all__ = [
     "DEFAULT_MIN_ISOLATION",
     "DEFAULT_NODE_MEMORY_MB",
     "DEFAULT_SANDBOX_BACKEND",
+    "MAX_JOBS_IN_FLIGHT_LIMIT",
     "DockerConfig",
     "SandboxBackend",
     "SandboxConfig",
@@ -73,6 +74,8 @@ SandboxBackend = Literal["local", "docker"]
 DEFAULT_SANDBOX_BACKEND: SandboxBackend = "local"
 DEFAULT_MIN_ISOLATION: IsolationLevel = "namespaces"
 DEFAULT_MAX_JOBS_IN_FLIGHT = 64
+# The local zygote's job slots (`local.isolate.MAX_SLOTS`): no more jobs can be in flight.
+MAX_JOBS_IN_FLIGHT_LIMIT = 256
 # The memory limits of a worker's jobs in flight add up to at most this (any one job may
 # still run alone): a batch of jobs at their limits must not bring on the host's OOM
 # killer, which picks its victims from every job.

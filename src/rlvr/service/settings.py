@@ -165,7 +165,10 @@ class Settings(BaseSettings):
         False, description="Run code even when the sandbox is below min_isolation (operator opt-out)."
     )
     sandbox_max_jobs_in_flight: int = Field(
-        sandbox_defaults.DEFAULT_MAX_JOBS_IN_FLIGHT, ge=1, description="Local sandbox jobs a worker runs at once."
+        sandbox_defaults.DEFAULT_MAX_JOBS_IN_FLIGHT,
+        ge=1,
+        le=sandbox_defaults.MAX_JOBS_IN_FLIGHT_LIMIT,
+        description="Local sandbox jobs a worker runs at once.",
     )
     sandbox_memory_in_flight_mb: int = Field(
         sandbox_defaults.DEFAULT_MEMORY_IN_FLIGHT_MB,

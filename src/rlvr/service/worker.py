@@ -26,6 +26,7 @@ from redis.exceptions import ResponseError
 
 from rlvr.service import presence, redis_keys
 from rlvr.service.dispatch.pool import PoolDispatcher
+from rlvr.service.errors import BackendUnavailable
 from rlvr.service.redis_conn import BLOCKING_READ_S, REDIS_ERRORS, as_text, redis_client
 from rlvr.service.settings import Settings, builtin_config
 from rlvr.service.work import Unit, UnitResult, infrastructure_failure
@@ -70,6 +71,12 @@ return n
 """
 )
 RECONNECT_BACKOFF_S = 0.5
+# How often a worker whose processes cannot start looks again before it reads entries:
+# meanwhile it takes none, and leaves them to the workers that can verify.
+POOL_UNAVAILABLE_PAUSE_S = 1.0
+# What leaves an entry unacknowledged, for a worker to reclaim later: Redis failing, or
+# this worker's processes no longer starting.
+UNFINISHED: tuple[type[BaseException], ...] = (*REDIS_ERRORS, BackendUnavailable)
 MAX_RECONNECT_BACKOFF_S = 5.0
 
 
@@ -163,6 +170,9 @@ class Worker:
         reclaim_every = max(0.2, self.settings.redis_reclaim_idle_s / 2)
         next_reclaim = 0.0
         while not self.stopping.is_set():
+            if self.pool.unavailable() is not None:
+                await asyncio.sleep(POOL_UNAVAILABLE_PAUSE_S)
+                continue
             free = await self._acquire_capacity()
             if self.stopping.is_set():  # stopped while waiting for room: take nothing new
                 self._release(free)
@@ -260,7 +270,7 @@ class Worker:
                 return
             results = await self.pool.run(units)
             await self._publish(entry_id, reply, units, results)
-        except REDIS_ERRORS as exc:
+        except UNFINISHED as exc:
             # Unacknowledged: another worker (or this one) reclaims the entry later.
             log.warning("could not finish entry %s: %s", entry_id, exc)
         finally:

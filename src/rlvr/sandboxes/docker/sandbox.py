@@ -25,6 +25,7 @@ from typing import Any, cast
 from rlvr.sandboxes.base import IsolationReport, Limits, RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.config import DockerConfig
 from rlvr.sandboxes.docker import containers, protocol
+from rlvr.sandboxes.jobs import NativeCallJob, NativeStdioJob, ProgramJob
 from rlvr.sandboxes.local import pacing
 from rlvr.sandboxes.local import sandbox as local
 from rlvr.sandboxes.runner import core, python
@@ -212,10 +213,8 @@ def _prepare(spec: RunSpec) -> tuple[RunResult | None, core.Frame]:
 
 def _request(spec: RunSpec, job: core.Frame, config: DockerConfig) -> bytes:
     # The worker's toolchain paths mean nothing in the image: its own are used.
-    if "gxx" in job:
-        job["gxx"] = config.gxx
-    if "node" in job:
-        job["node"] = config.node
+    if isinstance(spec.job, NativeCallJob | NativeStdioJob | ProgramJob):
+        job["gxx"], job["node"] = config.gxx, config.node
     return protocol.request({name: getattr(spec.limits, name) for name in JOB_LIMITS}, local.wire_data(job, spec))
 
 

@@ -50,6 +50,13 @@ class FairQueue(Generic[T]):
         with self._ready:
             return list(self._queues.pop(owner, ()))
 
+    def drain(self) -> list[T]:
+        """Removes and returns everything queued, of every owner."""
+        with self._ready:
+            items = [item for pending in self._queues.values() for item in pending]
+            self._queues.clear()
+            return items
+
     def qsize(self) -> int:
         with self._ready:
             return sum(len(q) for q in self._queues.values())

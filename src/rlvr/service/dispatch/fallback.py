@@ -24,10 +24,16 @@ class FallbackDispatcher:
         self.primary = primary
         self.fallback = fallback
         self.fallbacks = 0
+        # Why the fallback could not start, if it could not: the primary serves alone.
+        self.fallback_error: str | None = None
 
     async def start(self) -> None:
         await self.primary.start()
-        await self.fallback.start()
+        try:
+            await self.fallback.start()
+        except BackendUnavailable as exc:
+            self.fallback_error = exc.message
+            log.error("no in-process fallback (grading over Redis only): %s", exc.message)
 
     async def close(self) -> None:
         await self.primary.close()
@@ -37,13 +43,15 @@ class FallbackDispatcher:
         try:
             return list(await self.primary.run(units))
         except BackendUnavailable as exc:
+            if self.fallback_error is not None:
+                raise
             self.fallbacks += 1
             log.warning("grading %d units in-process: %s", len(units), exc.message)
             return await self.fallback.run(units)
 
     def health(self) -> dict[str, Any]:
         primary = dict(self.primary.health())
-        primary["fallback"] = {**self.fallback.health(), "used": self.fallbacks}
+        primary["fallback"] = {**self.fallback.health(), "used": self.fallbacks, "error": self.fallback_error}
         primary["ready"] = bool(primary["ready"]) or bool(primary["fallback"]["ready"])
         return primary
 

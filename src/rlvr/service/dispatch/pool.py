@@ -82,8 +82,6 @@ class PoolDispatcher:
         self.chunk_size = chunk_size
         self.max_rss_mb = max_rss_mb
         self.ctx = WorkerContext()
-        # Why workers do not start, while none can (`WorkerHandle._ensure`): requests get 503.
-        self.broken: str | None = None
         # Chunks of every request, taken round-robin between requests.
         self.chunks: FairQueue[Chunk] = FairQueue()
         self._requests = itertools.count()
@@ -92,6 +90,14 @@ class PoolDispatcher:
         self.restarts: dict[str, int] = {"deadline": 0, "stalled": 0, "crashed": 0, "died_idle": 0}
         self._restart_hook = on_restart
         self._lock = threading.Lock()
+
+    def unavailable(self) -> str | None:
+        """Why no worker can verify: every slot's worker keeps failing to start (the
+        last reason). None while any worker runs, or any slot still tries."""
+        if not self.handles or any(handle.alive() for handle in self.handles):
+            return None
+        reasons = [handle.start_error for handle in self.handles]
+        return None if None in reasons else reasons[-1]
 
     def on_restart(self, reason: str) -> None:
         with self._lock:
@@ -136,7 +142,8 @@ class PoolDispatcher:
 
         def stop() -> None:
             for handle in self.handles:
-                handle.thread.join(timeout=SHUTDOWN_GRACE_S)
+                if handle.thread.ident is not None:  # a pool that failed to start has none running
+                    handle.thread.join(timeout=SHUTDOWN_GRACE_S)
                 if handle.conn is not None:
                     with contextlib.suppress(OSError):
                         handle.conn.send(None)
@@ -150,8 +157,9 @@ class PoolDispatcher:
             return []
         if self.closing:
             return [infrastructure_failure("dispatcher is shutting down") for _ in units]
-        if self.broken is not None:
-            raise BackendUnavailable(self.broken)
+        unavailable = self.unavailable()
+        if unavailable is not None:
+            raise BackendUnavailable(unavailable)
         loop = asyncio.get_running_loop()
         size = chunk_units(len(units), self.workers, self.chunk_size)
         owner = next(self._requests)
@@ -164,7 +172,7 @@ class PoolDispatcher:
                 loop.call_soon_threadsafe(_resolve, fut, results)
 
             futures.append(fut)
-            chunks.append(Chunk(list(units[start : start + size]), done))
+            chunks.append(Chunk(list(units[start : start + size]), done, owner))
         self.chunks.put_many(owner, chunks)
         try:
             gathered = await asyncio.gather(*futures)
@@ -177,14 +185,14 @@ class PoolDispatcher:
         alive = sum(1 for h in self.handles if h.alive())
         return {
             "kind": "embedded",
-            "ready": bool(self.handles) and alive > 0 and not self.closing and self.broken is None,
+            "ready": bool(self.handles) and alive > 0 and not self.closing,
             "workers": self.workers,
             "workers_alive": alive,
             "restarts": dict(self.restarts),
             # Which processes verify: operators (and tests) can inspect or signal them.
             "pids": [process.pid for h in self.handles if (process := h.process) is not None],
             "queued_jobs": self.chunks.qsize(),
-            "broken": self.broken,
+            "unavailable": self.unavailable(),
         }
 
     async def stream_stats(self) -> None:

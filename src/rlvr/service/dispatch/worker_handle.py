@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from rlvr.service.dispatch.cpu import unit_usage
 from rlvr.service.dispatch.process import WORKER_READY, worker_main
 from rlvr.service.dispatch.progress import Mark, Progress
-from rlvr.service.errors import BackendUnavailable
 from rlvr.service.work import Unit, UnitResult, infrastructure_failure, stalled, timed_out
 
 if TYPE_CHECKING:
@@ -53,12 +52,18 @@ class PoolClosing(RuntimeError):
     """A worker was wanted while the pool shuts down."""
 
 
+class WorkerUnstartable(RuntimeError):
+    """This slot's worker failed to start `FAILED_STARTS_BROKEN` times in a row."""
+
+
 @dataclass
 class Chunk:
-    """Units sent to one worker process at once, and where their results go."""
+    """Units sent to one worker process at once, and where their results go; `owner`
+    is the request they belong to (the fair queue's key)."""
 
     units: list[Unit]
     done: Callable[[list[UnitResult]], None]
+    owner: int = 0
 
 
 @dataclass
@@ -86,6 +91,8 @@ class WorkerHandle:
         self.progress: Progress | None = None
         self.thread = threading.Thread(target=self._loop, name=f"rlvr-worker-{index}", daemon=True)
         self.failed_starts = 0
+        # Why this slot's worker does not start, while it does not (`_ensure`).
+        self.start_error: str | None = None
 
     def spawn(self) -> None:
         parent, child = mp.Pipe(duplex=True)
@@ -133,9 +140,10 @@ class WorkerHandle:
             raise RuntimeError(f"the verifier worker said {said!r} instead of that it was ready")
 
     def _ensure(self) -> Connection:
-        """The live worker's connection, starting one if need be. Raises BackendUnavailable
-        once starts keep failing, so that the chunk waiting for it is masked rather than
-        held while the pool retries."""
+        """The live worker's connection, starting one if need be, with a growing pause
+        between failed starts. Raises WorkerUnstartable once they keep failing, so that
+        the chunk waiting for it goes to another worker, or is masked where none is
+        left, rather than held while this slot retries."""
         while self.conn is None or not self.alive():
             self.kill()
             if self.pool.closing:
@@ -149,33 +157,58 @@ class WorkerHandle:
                 log.error("could not start verifier worker %d (try %d): %s", self.index, self.failed_starts, exc)
                 time.sleep(min(RESPAWN_BACKOFF_S * 2 ** (self.failed_starts - 1), RESPAWN_BACKOFF_MAX_S))
                 if self.pool.closing:
-                    raise
+                    raise PoolClosing("the verifier pool closed while a worker started") from exc
                 if self.failed_starts >= FAILED_STARTS_BROKEN:
-                    self.pool.broken = f"verifier workers do not start: {exc}"
-                    raise BackendUnavailable(self.pool.broken) from exc
+                    self.start_error = f"verifier workers do not start: {exc}"
+                    raise WorkerUnstartable(self.start_error) from exc
         self.failed_starts = 0
-        self.pool.broken = None
+        self.start_error = None
         assert self.conn is not None
         return self.conn
 
     def _loop(self) -> None:
         while True:
+            if self.start_error is not None and self.pool.closing:
+                return
+            if self.start_error is not None and not self._restarted():
+                # A slot that cannot start a worker takes no work while another can;
+                # where none can, what waits is masked at once, never left waiting.
+                unavailable = self.pool.unavailable()
+                for waiting in self.pool.chunks.drain() if unavailable is not None else []:
+                    waiting.done([infrastructure_failure(f"worker pool failure: {unavailable}") for _ in waiting.units])
+                continue
             try:
                 chunk = self.pool.chunks.get(IDLE_CHECK_S)
             except queue.Empty:
-                if not self.pool.closing and not self.alive():
+                if not self.pool.closing and not self.alive() and self.start_error is None:
                     self.pool.on_restart("died_idle")
-                    with contextlib.suppress(PoolClosing, BackendUnavailable):
+                    with contextlib.suppress(PoolClosing, WorkerUnstartable):
                         self._ensure()
                 continue
             if chunk is None:
                 return
-            try:
-                results = self._run(chunk.units)
-            except Exception as exc:  # the pool itself broke: every unit of the chunk is masked
-                log.exception("verifier worker %d failed", self.index)
-                results = [infrastructure_failure(f"worker pool failure: {exc}") for _ in chunk.units]
-            chunk.done(results)
+            self._serve(chunk)
+
+    def _restarted(self) -> bool:
+        """One more try at starting this slot's worker (after its pause)."""
+        try:
+            self._ensure()
+        except (PoolClosing, WorkerUnstartable):
+            return False
+        return True
+
+    def _serve(self, chunk: Chunk) -> None:
+        try:
+            results = self._run(chunk.units)
+        except WorkerUnstartable as exc:
+            if self.pool.unavailable() is None:
+                self.pool.chunks.put_many(chunk.owner, [chunk])  # for a worker that runs
+                return
+            results = [infrastructure_failure(f"worker pool failure: {exc}") for _ in chunk.units]
+        except Exception as exc:  # the pool itself broke: every unit of the chunk is masked
+            log.exception("verifier worker %d failed", self.index)
+            results = [infrastructure_failure(f"worker pool failure: {exc}") for _ in chunk.units]
+        chunk.done(results)
 
     def _run(self, units: list[Unit]) -> list[UnitResult]:
         results: list[UnitResult | None] = [None] * len(units)
