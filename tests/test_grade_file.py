@@ -90,3 +90,20 @@ def test_in_process_when_no_url(tmp_path: Path) -> None:
     src.write_text(json.dumps({"response": GOOD, "verifier": "format"}) + "\n")
     assert grade([str(src), "-o", str(out)]) == 0
     assert [(r["reward"], r["verdict"]) for r in read(out)] == [(1.0, "correct")]
+
+
+@pytest.mark.parametrize(
+    ("input_name", "output_name", "message"),
+    [
+        ("missing.jsonl", "out.jsonl", r"input: no such file: .*missing\.jsonl"),
+        (".", "out.jsonl", r"input: no such file"),  # a directory
+        ("in.jsonl", "no/such/dir/out.jsonl", r"--output: cannot write a file at"),
+        ("in.jsonl", ".", r"--output: cannot write a file at"),
+    ],
+)
+def test_unusable_paths_are_named_not_a_traceback(
+    tmp_path: Path, input_name: str, output_name: str, message: str
+) -> None:
+    (tmp_path / "in.jsonl").write_text('{"response": "4", "verifier": "format"}\n')
+    with pytest.raises(SystemExit, match=message):
+        main(["grade", str(tmp_path / input_name), "-o", str(tmp_path / output_name), "--no-progress"])

@@ -97,6 +97,10 @@ class VerifierSummary:
 def run_grade(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise SystemExit("rlvr grade: --batch-size must be at least 1")
+    if not args.input.is_file():
+        raise SystemExit(f"rlvr grade: input: no such file: {args.input}")
+    if not args.output.parent.is_dir() or args.output.is_dir():
+        raise SystemExit(f"rlvr grade: --output: cannot write a file at {args.output}")
     mapping = Mapping(
         args.verifier, args.response_field, args.truth_field, args.prompt_field, args.id_field, args.params
     )
