@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlvr.verifiers.turns import cut_at_turn_end, cut_code_at_turn_end, without_turn_tokens
-
-
-@pytest.mark.parametrize(
-    ("text", "cut"),
-    [
-        ("4<|im_end|>", "4"),
-        ("```\nx\n```<|im_end|>\n<|im_start|>user\nmore", "```\nx\n```"),
-        ("a<|eot_id|>b<|im_end|>", "a"),
-        ("a <| b", "a <| b"),
-        ("a <| b <|endoftext|> c", "a <| b "),
-        ("<|im_end|>", ""),
-        ("no tokens", "no tokens"),
-        ("a <|NotAToken|> b", "a <|NotAToken|> b"),
-    ],
-)
-def test_cut_at_turn_end(text: str, cut: str) -> None:
-    assert cut_at_turn_end(text) == cut
+from rlvr.verifiers.turns import cut_code_at_turn_end, without_turn_tokens
 
 
 @pytest.mark.parametrize(
@@ -45,7 +30,6 @@ def test_without_turn_tokens(text: str, plain: str) -> None:
 def test_linear_on_hostile_text(text: str) -> None:
     """Near-misses of a token, many times over: both leave them as they are (in one
     pass each; a backtracking scan of this text would not finish)."""
-    assert cut_at_turn_end(text) == text
     assert without_turn_tokens(text) == text
 
 
@@ -93,7 +77,8 @@ def test_cut_code_is_a_prefix_that_ends_before_a_turn_token(parts: list[str]) ->
     text = "".join(parts)
     cut = cut_code_at_turn_end(text)
     assert text.startswith(cut)
-    assert len(cut) >= len(cut_at_turn_end(text))  # never earlier than the first token
+    first = re.search(r"<\|[a-z_]{2,20}\|>", text)
+    assert len(cut) >= (first.start() if first else len(text))  # never earlier than the first token
     if cut != text:  # it ends where a whole token starts
         assert text[len(cut) :].startswith(("<|im_end|>", "<|eot_id|>", "<|im_start|>"))
     if "<|" not in text:

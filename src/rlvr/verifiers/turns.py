@@ -1,5 +1,7 @@
 """Chat-template turn tokens in the text a trainer sends: a response decoded with its
 special tokens (`...\n```<|im_end|>`), or a prompt rendered through the chat template.
+Prose responses (math) are read through `templates.assistant_text`, which knows the
+reasoning templates too.
 
 Only the `<|name|>` form that ChatML, Llama 3 and most templates use; each token is
 matched by one bounded pattern, so every function here runs in linear time.
@@ -9,25 +11,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["cut_at_turn_end", "cut_code_at_turn_end", "without_turn_tokens"]
+__all__ = ["cut_code_at_turn_end", "without_turn_tokens"]
 
 _TURN_TOKEN_START = "<|"
 # `<|im_start|>`, `<|im_end|>`, `<|endoftext|>`, `<|eot_id|>`, `<|start_header_id|>`.
 _TURN_TOKEN_RE = re.compile(r"<\|[a-z_]{2,20}\|>")
-
-
-def cut_at_turn_end(text: str) -> str:
-    """`text` up to the first chat-template token (`<|im_start|>`, `<|eot_id|>`): what
-    follows is another turn the model went on to write, not its answer."""
-    at = text.find(_TURN_TOKEN_START)
-    if at < 0:
-        return text
-    m = _TURN_TOKEN_RE.match(text, at)
-    if m is None:
-        later = _TURN_TOKEN_RE.search(text, at)
-        return text if later is None else text[: later.start()]
-    return text[:at]
-
 
 # Text before a token on its line that still makes it a turn's end: indentation and a
 # fence (```<|im_end|>); anything longer is a line of code or prose that quotes it.
@@ -35,7 +23,7 @@ _MAX_LEAD = 16
 
 
 def cut_code_at_turn_end(text: str) -> str:
-    """`cut_at_turn_end` for a response holding code, which may quote a token (a string
+    """The code response up to the token that ends its turn. Code may quote a token (a string
     `'<|im_end|>'` in a tokenizer task, a mention in the thinking): only a token that
     starts its line, follows a fence alone on its line, or ends the text (with nothing
     after it but blanks and more tokens) ends the turn."""

@@ -11,26 +11,10 @@ from typing import Any
 
 import pytest
 
-from rlvr.verifiers.base import GradeInput
-from rlvr.verifiers.math import MathParams, MathVerifier
+from tests.verifiers.math.graders import math_verify_says_correct, rlvr_says_correct
 
 CORPUS = Path(__file__).with_name("corpus") / "real_outputs.jsonl"
 ROWS: list[dict[str, Any]] = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
-V = MathVerifier()
-P = MathParams()
-
-
-def rlvr_says_correct(row: dict[str, Any]) -> bool:
-    return V.verify(GradeInput("", row["response"]), P, V.prepare(P, row["gold"])).score == 1.0
-
-
-def math_verify_says_correct(row: dict[str, Any]) -> bool:
-    math_verify = pytest.importorskip("math_verify")
-    try:
-        gold = math_verify.parse(row["gold"])
-        return bool(math_verify.verify(gold, math_verify.parse(row["response"])))
-    except Exception:  # Math-Verify's own failures count against it, as in the bench
-        return False
 
 
 def tally() -> dict[str, dict[str, int]]:

@@ -106,7 +106,7 @@ NO_BOX: list[Row] = [
     ("15", "reasoning <answer>\n15\n", C, "answer_tag_unclosed"),
     ("14", "<answer> 15", I, "answer_tag_unclosed"),
     ("15", "Putting it together:\n\n$15$ marbles remain, as shown.", C, "math_span"),
-    ("15", "We found $a$ and $b$.\n\nIn total we get $x$ and finally $15$ remain", C, "math_span"),
+    ("15", "We found $a$ and $b$.\n\nIn total we get $x$ and finally $15$ remain", C, "conclusion"),
     # An answer tag holding a worked paragraph: its last equation or statement.
     (
         "460",
@@ -114,7 +114,7 @@ NO_BOX: list[Row] = [
         C,
         "answer_tag+equation",
     ),
-    ("18", r"<answer> She earns $2 \times (16 - 7) = $2 \times 9 = \$18 $. </answer>", C, "answer_tag+equation"),
+    ("18", r"<answer> She earns $2 \times (16 - 7) = $2 \times 9 = \$18 $. </answer>", C, "answer_tag+final_sentence"),
     (
         "57500",
         "<answer> Her total salary from both jobs is $35,000 + $22,500 = $57,500. </answer>",

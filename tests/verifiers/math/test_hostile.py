@@ -21,6 +21,7 @@ from rlvr.verifiers.base import GradeInput
 from rlvr.verifiers.math import (
     MathParams,
     MathVerifier,
+    choices,
     cleanup,
     compare,
     extract,
@@ -30,8 +31,10 @@ from rlvr.verifiers.math import (
     numeric,
     structure,
     symbolic,
+    values,
 )
 from rlvr.verifiers.math.verifier import DEFAULT_MAX_ANSWER_CHARS
+from rlvr.verifiers.templates import assistant_text
 
 CALL_BUDGET_S = 0.05
 RUNS = 3
@@ -48,6 +51,9 @@ TOKENS = (
     "wait ", "not ", "####", "#", "<answer>", "</answer>", "<think>", "</think>", "<!--", "-->",
     "\\phantom{", "\\color{white}", "\\\\", "\\", "\n", "\n\n", "\t", "e", "E", "-", "+", "*", "**", "/",
     "\\begin{pmatrix}", "&", "\\end{pmatrix}", "\\approx", "\\pm", "|", "'", "sq. ", "meters ",
+    "<|", "|>", "<|im_end|>", "<|x|>", "<|begin_of_thought|>", "[THINK]", "[/INST", "\u25c1think\u25b7", "</s>", "<s>",
+    "<|channel|>", "<|message|>", '{"', '"answer": ', '"answer": "', '\\"', "Ответ:", "答案：", "故答案为", "。",
+    "(B)", "B", "B.", "A) ", "选项", "is the answer", "Therefore ", "costs ", "I think that's the answer. ",
 )  # fmt: skip
 ENDINGS = ("", "!", "x", "}", "$", "\\", " 1", "\n")
 
@@ -100,6 +106,17 @@ def _extractors() -> dict[str, Callable[[str], object]]:
             "fallbacks.whole_equation": fallbacks.whole_equation,
             "fallbacks.final_sentence": fallbacks.final_sentence,
             "fallbacks.answer_line": fallbacks.answer_line,
+            "fallbacks.named_answer": fallbacks.named_answer,
+            "fallbacks.conclusion": fallbacks.conclusion,
+            "extract.without_cut_repeat": extract.without_cut_repeat,
+            "extract.answer_region": extract.answer_region,
+            "templates.assistant_text": assistant_text,
+            "values.json_answer": values.json_answer,
+            "values.trim_remark": values.trim_remark,
+            "values.span_list": values.span_list,
+            "choices.letter_of": choices.letter_of,
+            "choices.options": choices.options,
+            "choices.stated_letter": choices.stated_letter,
         }
     )
     return fns
@@ -186,6 +203,8 @@ WHOLE_ITEM_TOKENS = (
     " ", "$", "\\boxed{", "{", "<answer>", "Answer: 1 ", "wait ", "= ", "\\(", "#### 1\n", "$x$ ", "<!--",
     "\\phantom{", "\\color{white}", "}", "\\boxed{1}", "\\boxed{1} wait ", "</think>", "x = 1 = 2 = ", "\\\\",
     "1 abcdef ", "\\frac{1}{2}", "1" * 50 + " ",
+    '{"answer": "', '{"', "<|x|>", "<|im_start|>", "<|im_end|>", "</s><s>", "[THINK]", "The answer is ", "Ответ: ",
+    "(B) ", "B", "Therefore 1 ", "I think that's the answer. ", "The answer is 1. The answer is 1",
 )  # fmt: skip
 
 
@@ -193,7 +212,9 @@ WHOLE_ITEM_TOKENS = (
 def test_no_item_takes_a_second_at_the_response_cap(token: str) -> None:
     """The issue's bound: no item costs more than 1 s of CPU on any input up to the caps."""
     verifier, params = MathVerifier(), MathParams()
-    gold = verifier.prepare(params, "5")
     s = (token * (params.max_response_chars // len(token) + 1))[: params.max_response_chars - 1] + "!"
-    spent = _cpu_time(lambda text: verifier.verify(GradeInput("", text), params, gold), s)
-    assert spent < ITEM_CPU_BUDGET_S, (token, spent)
+    prompt = "Pick one: (A) 1 (B) 2 (C) $x + 1$ (D) 4 " * 50
+    for gold_text in ("5", "B"):
+        gold = verifier.prepare(params, gold_text)
+        spent = _cpu_time(lambda text, g=gold: verifier.verify(GradeInput(prompt, text), params, g), s)
+        assert spent < ITEM_CPU_BUDGET_S, (token, gold_text, spent)

@@ -41,7 +41,7 @@ from typing import Literal, get_args
 from rlvr.verifiers.math import fallbacks
 from rlvr.verifiers.math.cleanup import remove_hidden, strip_stray_delimiters
 from rlvr.verifiers.math.normalize import strip_math_wrappers
-from rlvr.verifiers.turns import cut_at_turn_end
+from rlvr.verifiers.templates import assistant_text
 
 Mode = Literal["auto", "strict", "boxed", "answer_tag", "answer_line"]
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -63,6 +63,20 @@ _RETRACTION_RE = re.compile(
     r"|let me (?:re|check|verify)\w*|on second thought|hmm+|not right|scratch that)\b",
     re.IGNORECASE,
 )
+# Between two boxes, what makes the later one a revision of the earlier rather than
+# a second value offered with it: a retraction, a conclusion, or more work (a new
+# paragraph, or more text than a list of answers has between its parts).
+_REVISION_RE = re.compile(
+    r"\b(?:on reflection|reflect\w*|upon further|re-?examin\w*|in fact|instead|hold on|final answer"
+    r"|correct answer|therefore|thus|hence|in conclusion|so the answer)\b",
+    re.IGNORECASE,
+)
+MAX_HEDGE_GAP_CHARS = 160
+_SEGMENT_END_RE = re.compile(r"[.!?。](?=\s)|\n")
+# A repeated sentence is looked for this far from the end only.
+MAX_REPEAT_CHARS = 600
+# GSM8K's calculator annotations (`$<<45000=45000>>45000`) repeat the value beside them.
+_CALCULATOR_RE = re.compile(r"<<[^<>\n]{0,200}>>")
 _ANSWER_TAG_OPEN = "<answer>"
 _ANSWER_TAG_CLOSE = "</answer>"
 # A gold longer than this is a worked solution to search, not the answer itself.
@@ -123,12 +137,19 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+def _revised(text: str, prev_end: int, start: int) -> bool:
+    if start - prev_end > MAX_HEDGE_GAP_CHARS or "\n\n" in text[prev_end:start]:
+        return True
+    return any(r.search(text, prev_end, start) is not None for r in (_RETRACTION_RE, _REVISION_RE))
+
+
 def _unretracted(text: str, spans: list[tuple[int, int, str]]) -> list[str]:
-    """The boxed candidates that still stand: those after the last retraction."""
+    """The boxed candidates that still stand: those offered with the last box, after
+    the last retraction or revision."""
     standing: list[str] = []
     prev_end = -1
     for start, end, content in spans:
-        if prev_end >= 0 and _RETRACTION_RE.search(text, prev_end, start) is not None:
+        if prev_end >= 0 and _revised(text, prev_end, start):
             standing.clear()
         standing.append(content.strip())
         prev_end = end
@@ -220,7 +241,26 @@ def _read(text: str) -> Extracted:
     return Extracted(found[0], found[1]) if found is not None else Extracted(None, "none")
 
 
+def without_cut_repeat(text: str) -> str:
+    """`text` without a final sentence that the length limit cut while the model was
+    repeating the one before it ("The answer is 125. The answer is 12")."""
+    ends = [m.end() for m in _SEGMENT_END_RE.finditer(text, max(0, len(text) - MAX_REPEAT_CHARS))]
+    if not ends or ends[-1] == len(text):
+        return text
+    tail = text[ends[-1] :].strip()
+    # The sentence before the tail: the last non-blank text between two ends.
+    previous = ""
+    for start, end in pairwise(reversed(ends)):
+        previous = text[end:start].strip()
+        if previous:
+            break
+    if tail and len(tail) < len(previous) and previous.startswith(tail):
+        return text[: ends[-1]]
+    return text
+
+
 def _auto(text: str) -> Extracted:
+    text = without_cut_repeat(text)
     close = text.rfind(_THINK_CLOSE)
     if close >= 0:
         after = text[close + len(_THINK_CLOSE) :]
@@ -252,10 +292,19 @@ def _by_mode(text: str, mode: Mode) -> Extracted:
     return _plain_boxes(text) or Extracted(None, "boxed")
 
 
+def answer_region(text: str) -> str:
+    """The text a final answer is read from first: the model's own turn, hidden text
+    dropped, after its thinking when anything follows it."""
+    text = remove_hidden(assistant_text(text))
+    close = text.rfind(_THINK_CLOSE)
+    after = text[close + len(_THINK_CLOSE) :] if close >= 0 else ""
+    return after if after.strip() else text
+
+
 def extract_answer(text: str, mode: Mode) -> Extracted:
     """The final answer of `text` under `mode`, hidden text ignored and stray
     delimiters stripped."""
-    found = _by_mode(remove_hidden(cut_at_turn_end(text)), mode)
+    found = _by_mode(_CALCULATOR_RE.sub("", remove_hidden(assistant_text(text))), mode)
     if found.answer is None:
         return found
     answer = strip_stray_delimiters(found.answer) or None

@@ -1,14 +1,20 @@
 r"""Finding a final answer that is not boxed or tagged, in the order a grader reads it.
 Each finder takes the text and returns the answer or None:
 
+0. `json`: the `answer` field of a JSON object that is the response, or ends it;
 1. `gsm8k`: GSM8K's `#### 18` (a markdown heading such as `#### Step 1` is no answer);
 2. `answer_line`: `A: 18`, `Answer: 18`, "The (final) answer is 18";
 3. `final_sentence`: the last sentence states a value ("The perimeter of the
-   hexagon is 42 inches.");
+   hexagon is 42 inches."), closing remarks after it passed over;
+3b. `named_answer`: a value the last sentence calls the answer ("I think $1250 is the
+   right answer."); `conclusion`: a concluding sentence that names one number
+   ("Therefore, Jack received 1 more email ...");
 4. `equation`: the last side of an equality chain in the last sentence (`3/24 = 1/8`);
 5. `answer_tag_unclosed`: an `<answer>` that was never closed (a truncated rollout);
 6. `math_span`: the last `$...$`, `\(...\)` or `\[...\]` span of the final paragraph;
-7. `bare`: a response that is only a value (`14`, `$20`).
+7. `bare`: a response that is only a value (`14`, `$20`);
+8. `leading_count`: a last sentence that opens with the only number it names ("23
+   apples remained.", "Ten men can stay upright on the wave.").
 
 A value read from prose (3, 4 and 6) must look like one: short, with a digit or
 some LaTeX, and few words, so a closing remark ("I hope it is correct") is no answer.
@@ -20,23 +26,81 @@ math spans are found with `str.find`.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable
+
+from rlvr.verifiers.math.values import json_answer, span_list, trim_remark
 
 MAX_VALUE_CHARS = 60
 MAX_VALUE_WORDS = 4
 
-_GSM8K_RE = re.compile(r"(?m)^[ \t]*####[ \t]*(\S[^\n]*)$")
+# `#### 18` ends a line, or a sentence (Abel: "Thus she makes $18. #### 18").
+_GSM8K_RE = re.compile(r"(?m)####[ \t]*(\S[^\n]*)$")
+# Answer markers in the languages models answer in; each is followed by `:` (or the
+# full-width `：`), `is`/`=` or its language's copula. CJK words have no `\b` around them.
+_MARKER_WORDS = (
+    r"final[ \t]+answer|answer|ответ|réponse|reponse|respuesta|antwort|risposta|resposta|antwoord"
+    r"|odpowiedź|jawaban|jibu|cevap|đáp án|câu trả lời|उत्तर|উত্তর|คำตอบ"
+)
+_CJK_MARKERS = r"最终答案|答案|解答|答え|정답|【答案】|故答案为|故答案為|所以答案是|所以答案为|答(?=[ \t]*[:：])"
 _ANSWER_LINE_RE = re.compile(
     r"(?m)^[ \t]*\**A\**[ \t]*:[ \t]*"
-    r"|\b(?:final[ \t]+answer|answer)[ \t]*(?:is\b|:|=)[ \t]*:?[ \t]*"
+    r"|(?:\b(?:" + _MARKER_WORDS + r")\b|" + _CJK_MARKERS + r")\**[ \t]*"
+    r"(?:(?:should|must|would|will|might)[ \t]+be\b|is\b|est\b|es\b|ist\b|è|é|равен\b|—|[:：=]|是|为|為|(?<=】))"
+    r"[ \t]*[:：]?[ \t]*"
     r"|\*\*(?:final[ \t]+)?answer:?\*\*:?[ \t]*",
     re.IGNORECASE,
 )
-_COPULA_RE = re.compile(r"\b(?:is|are|equals|was|be|becomes|gives|get)\b[ \t]*:?", re.IGNORECASE)
+# What follows "the answer is" when it judges rather than states: "This answer is correct."
+_VERDICT_WORD_RE = re.compile(
+    r"[ \t*]*(?:correct|incorrect|wrong|right|valid|invalid|above|below|as follows|not\b|indeed correct)", re.IGNORECASE
+)
+_BOLD_VALUE_RE = re.compile(r"\*\*([^*\n]{1,60})\*\*")
+# After a marker: the end of a `\text{Answer: }` group, emphasis, a stray `$`.
+_MARKER_TAIL_RE = re.compile(r"[ \t}*]*")
+_NAMED_ANSWER_RE = re.compile(
+    r"[ \t]+is[ \t]+(?:the|my|our)[ \t]+(?:(?:right|correct|final|only)[ \t]+)?answer\b", re.IGNORECASE
+)
+_COUNT_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_COUNT_RE = re.compile(r"[ \t$]*(\d+(?:\.\d+)?|" + "|".join(_COUNT_WORDS) + r")[ \t]+[a-zA-Z]", re.IGNORECASE)
+_PARENTHETICAL_RE = re.compile(r"\([^()\n]{0,80}\)")
+# How a concluding sentence opens, in the languages models answer in.
+_CONCLUSION_RE = re.compile(
+    r"[ \t*]*(?:therefore|thus|so|hence|in total|in all|altogether|finally|overall|in conclusion|as a result"
+    r"|итак|таким образом|следовательно|значит|donc|por lo tanto|also|因此|所以|故|综上)\b",
+    re.IGNORECASE,
+)
+# Words between a verb and its value: "the angle is indeed 45 degrees".
+_ADVERB_RE = re.compile(
+    r"(?:(?:indeed|exactly|just|then|simply|therefore|thus|also|now|still|actually|equal to|given by"
+    r"|approximately|about)\b[ \t]*)*",
+    re.IGNORECASE,
+)
+# The verbs a closing sentence states its value with ("So each uniform costs $150.").
+_COPULA_RE = re.compile(
+    r"\b(?:is|are|equals?|was|were|be|becomes?|gives?|gets?|has|have|had|costs?|takes?|took|needs?|makes?"
+    r"|earns?|earned|pays?|paid|spends?|spent|weighs?|totals?|totaled|totalled|comes to|amounts? to|remains?"
+    r"|contains?|holds?|owes?|saves?|saved|sold|bought|scored|ran|walked|drove|traveled|travelled|read|ate)\b[ \t]*:?",
+    re.IGNORECASE,
+)
 # A value starts like a number or formula, or names a variable (`x = 5`).
 _VALUE_START_RE = re.compile(r"[0-9+\-$\\(\[{.]|[a-zA-Z][ \t]*=")
-_SENTENCE_END_RE = re.compile(r"[.!?](?=\s)|\n")
+# `3! = 6` is a factorial, not the end of a sentence.
+_SENTENCE_END_RE = re.compile(r"[.?](?=\s)|(?<![\d)}])!(?=\s)|[。！？；]|\n")
 _VALUE_SHAPE_RE = re.compile(r"[0-9\\]")
+# A closing remark states no value: "I think that's the answer.", "This seems right."
+_CLOSING_RE = re.compile(
+    r"\b(?:answer|correct|correctly|right|sense|consistent|done|final|confident|sure|check\w*|verif\w*|hope"
+    r"|add up|adds up)\b",
+    re.IGNORECASE,
+)
+MAX_CLOSING_REMARKS = 3
 _NEGATED_RE = re.compile(r"^(?:not|no|never)\b", re.IGNORECASE)
 _COMPARISON_PREFIX = frozenset("<>!")
 _INEQUALITY_RE = re.compile(r"[<>]|!=|\\(?:le|ge|ne|leq|geq|neq|lt|gt)(?![a-zA-Z])")
@@ -58,9 +122,10 @@ def _first_line(s: str) -> str:
 def _value(s: str, last_side: bool = True) -> str | None:
     """`s` as a value read from prose, or None when it does not look like one; with
     `last_side`, the last side of an equality chain (`3/24 = 1/8` gives `1/8`)."""
-    v = s.strip().rstrip(".!;,: ").strip().strip("*").strip()
+    v = s.strip().rstrip(".!;,: \u3002\uff0c\uff1b\uff1a").strip().strip("*").strip()
     if last_side:
         v = _last_side(v)
+    v = trim_remark(v)
     if not v or len(v) > MAX_VALUE_CHARS or _NEGATED_RE.match(v):
         return None
     if v.startswith(("\\boxed", "\\fbox")):
@@ -116,23 +181,50 @@ def gsm8k(text: str) -> str | None:
 
 
 def answer_line(text: str) -> str | None:
-    last = None
-    for m in _ANSWER_LINE_RE.finditer(text):
-        last = m
-    if last is None:
-        return None
-    tail = text[last.end() :].lstrip()
-    span = _leading_span(tail)
+    # A marker with nothing after it is a repeated line cut off by the length limit:
+    # the one before it holds the answer.
+    # "This answer is correct." repeated is no answer either: the value stated last is.
+    markers = list(_ANSWER_LINE_RE.finditer(text))
+    while markers:
+        tail = text[_MARKER_TAIL_RE.match(text, markers[-1].end()).end() :]  # type: ignore[union-attr]
+        if tail.strip() and _VERDICT_WORD_RE.match(tail) is None:
+            return _stated(tail)
+        markers.pop()
+    return None
+
+
+def _stated(tail: str) -> str | None:
+    """What a marked answer line states; the value may be on the next line (`Answer:\n\n23`)."""
+    tail = tail.lstrip()
+    span = span_list(tail)
     if span is not None:
         return span
     end = _SENTENCE_END_RE.search(tail)
     answer = (tail[: end.start()] if end is not None else tail).strip().strip("*").strip()
     if answer.startswith(("\\boxed", "\\fbox")):
         return None  # an unclosed box: the answer was never finished
+    later = _concluded_after(tail)
+    if later is not None:
+        return later
+    if answer and _value(answer, last_side=False) is None and "=" in answer and _value(answer) is not None:
+        # "Answer: Number of games played = 21 / 7 = 3 games": the chain's last side.
+        return _value(answer)
     if answer and _value(answer, last_side=False) is None:
+        # "**Answer:** She needs **1,400 bananas** for 2 months": the bold value.
+        bold = _BOLD_VALUE_RE.search(answer)
+        if bold is not None and _value(bold.group(1)) is not None:
+            return _value(bold.group(1))
         # "Final Answer: The largest $n$ is 34": the line states the value in a sentence.
         return final_sentence(answer) or _only_number(answer) or answer
-    return answer or None
+    return (_value(answer, last_side=False) or answer) if answer else None
+
+
+def _concluded_after(tail: str) -> str | None:
+    """ "Answer: There are 7 birds and 4 storks. Therefore, there are 3 more birds than
+    storks.": a concluding sentence that ends the text after the marker states it."""
+    if _SENTENCE_END_RE.search(tail.strip().rstrip(".!?。")) is None:
+        return None  # one sentence: nothing comes after it
+    return conclusion(tail)
 
 
 def _only_number(phrase: str) -> str | None:
@@ -142,43 +234,82 @@ def _only_number(phrase: str) -> str | None:
     return numbers[0] if len(numbers) == 1 else None
 
 
-def _leading_span(tail: str) -> str | None:
-    """A math span at the very start of `tail` ("the answer is $7$, since ...")."""
-    for left, right in _SPAN_DELIMS:
-        if tail.startswith(left):
-            close = tail.find(right, len(left))
-            if close > len(left):
-                return tail[len(left) : close].strip()
-            return None
-    return None
-
-
 def _last_sentence(text: str) -> str:
+    """The last sentence that may state a value: closing remarks after it ("I think
+    that's the answer.", "Yes, that seems correct.") are passed over."""
     s = text.rstrip().rstrip(".!?").rstrip()
-    start = 0
+    starts: deque[int] = deque([0], maxlen=MAX_CLOSING_REMARKS + 2)
     for m in _SENTENCE_END_RE.finditer(s):
-        start = m.end()
-    return s[start:].strip()
+        starts.append(m.end())
+    ends = [*list(starts)[1:], len(s)]
+    sentences = [s[a:b].strip().rstrip(".!?。").strip() for a, b in zip(starts, ends, strict=True)]
+    sentences = [x for x in sentences if x]
+    while len(sentences) > 1 and _CLOSING_RE.search(sentences[-1]) and not _VALUE_SHAPE_RE.search(sentences[-1]):
+        sentences.pop()
+    return sentences[-1] if sentences else ""
 
 
 def final_sentence(text: str) -> str | None:
+    # The last verb that is followed by a value states it ("costs $150 total": `total`
+    # states nothing).
     sentence = _last_sentence(text)
-    last = None
-    for m in _COPULA_RE.finditer(sentence):
-        last = m
-    if last is None:
-        return None
-    tail = sentence[last.end() :].strip()
+    for m in reversed(list(_COPULA_RE.finditer(sentence))):
+        tail = sentence[m.end() :].strip()
+        value = _sentence_value(tail[_ADVERB_RE.match(tail).end() :])  # type: ignore[union-attr]
+        if value is not None:
+            return value
+    return None
+
+
+def _sentence_value(tail: str) -> str | None:
     # `$35,000 + $22,500 = $57,500`: dollars here are currency, and the chain's last
     # side is the value.
-    span = _leading_span(tail) if "=" not in tail else None
+    span = span_list(tail) if "=" not in tail else None
     value = _value(span if span is not None else tail)
     if value is None and span is None:
-        # "there are 12 distinct sequences that meet the three conditions": a count
-        # followed by what it counts.
-        lead = _LEADING_NUMBER_RE.match(tail)
+        # "there are 12 distinct sequences that meet the three conditions", "3! = 6
+        # arrangements of the digits": a count followed by what it counts.
+        lead = _LEADING_NUMBER_RE.match(_last_side(tail))
         value = lead.group(1) if lead is not None else None
     return value
+
+
+def named_answer(text: str) -> str | None:
+    """ "I think $1250 is the right answer.": a value the last sentence calls the answer."""
+    sentence = _last_sentence(text)
+    m = _NAMED_ANSWER_RE.search(sentence)
+    if m is None:
+        return None
+    before = sentence[: m.start()].rstrip()
+    spans = math_spans(before)
+    if spans and before.endswith(("$", "\\)", "\\]")):
+        return _value(spans[-1])
+    token = before.rsplit(None, 1)[-1] if before.split() else ""
+    return _value(token)
+
+
+def leading_count(text: str) -> str | None:
+    """ "23 apples remained.", "Ten men can stay upright on the wave.": a last sentence
+    that opens with the only number it names, a count of what follows."""
+    sentence = _last_sentence(text).replace("**", "")
+    m = _COUNT_RE.match(sentence)
+    if m is None or "=" in sentence or _PROSE_NUMBER_RE.search(sentence, m.end()) is not None:
+        return None
+    word = m.group(1).casefold()
+    return str(_COUNT_WORDS[word]) if word in _COUNT_WORDS else m.group(1)
+
+
+def conclusion(text: str) -> str | None:
+    """A concluding sentence ("Therefore, Jack received 1 more email than ...") that
+    names exactly one number states that number."""
+    # "(73 - 4 = 69)" shows the working; the sentence around it names the value.
+    sentence = _PARENTHETICAL_RE.sub(" ", _last_sentence(text))
+    if _CONCLUSION_RE.match(sentence) is None or "=" in sentence or "\\" in sentence:
+        return None  # an equation or formula states more than a count
+    if _INEQUALITY_RE.search(sentence) is not None:
+        return None
+    numbers = _PROSE_NUMBER_RE.findall(sentence.replace("$", " ").replace("**", " "))
+    return numbers[0] if len(numbers) == 1 else None
 
 
 def equation(text: str) -> str | None:
@@ -248,17 +379,23 @@ def bare(text: str) -> str | None:
 
 
 FINDERS: tuple[tuple[str, Callable[[str], str | None]], ...] = (
+    ("json", json_answer),
     ("gsm8k", gsm8k),
     ("answer_line", answer_line),
     ("final_sentence", final_sentence),
+    ("named_answer", named_answer),
+    ("conclusion", conclusion),
     ("equation", equation),
     ("answer_tag_unclosed", answer_tag_unclosed),
     ("math_span", math_span),
     ("bare", bare),
+    ("leading_count", leading_count),
 )
 # After a retracted box only an explicit statement replaces it: a verification's
 # last equation ("let me double-check: 3 + 9 = 12") is no new answer.
-EXPLICIT = frozenset({"gsm8k", "answer_line", "final_sentence", "answer_tag_unclosed"})
+EXPLICIT = frozenset(
+    {"json", "gsm8k", "conclusion", "named_answer", "answer_line", "final_sentence", "answer_tag_unclosed"}
+)
 
 
 def find_marked(text: str) -> tuple[str, str] | None:
@@ -278,7 +415,7 @@ def _marked_line(text: str) -> str | None:
     if last is None:
         return None
     # Math right after the marker is the answer as written (`x-2y+z-1=0` stays whole).
-    span = _leading_span(text[last.end() :].lstrip())
+    span = span_list(text[_MARKER_TAIL_RE.match(text, last.end()).end() :].lstrip())  # type: ignore[union-attr]
     if span:
         return span
     answer = answer_line(text)

@@ -108,6 +108,8 @@ MAX_UNIT_POWER_CHARS = 8
 _UNIT_POWER_RE = re.compile(r"\^\s*(?:\{\d\}|\d)")
 _UNIT_TEXT_BODY_RE = re.compile(r"\s*[a-zA-Z][a-zA-Z .\-/]*")
 _UNIT_BEFORE = frozenset("0123456789}")
+# A multiple of a constant takes units too: `12\pi inches per second`.
+_CONSTANTS_BEFORE_UNITS = ("\\pi", "\\sqrt2", "\\sqrt3")
 _UNIT_TEXT_BEFORE = frozenset("0123456789})]abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _SPACE_RUN_RE = re.compile(r"\s+")
 # A space matters only between two letters (`\pi r`); drop every other one.
@@ -170,6 +172,13 @@ def _has_trig(s: str) -> bool:
     return _TRIG_RE.search(s) is not None
 
 
+# `12^{\mathrm{th}}`, `3^\text{rd}`, `21st`: an ordinal is its number.
+_ORDINAL_RE = re.compile(
+    r"(\d)(?:[ \t]*\^[ \t]*\{?[ \t]*(?:\\(?:mathrm|text|textrm)[ \t]*\{)?[ \t]*(?:st|nd|rd|th)[ \t]*\}?[ \t]*\}?"
+    r"|(?:st|nd|rd|th)(?![a-zA-Z]))"
+)
+
+
 def _rewrite(answer: str) -> str:
     s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], answer)
     if "&" not in s:
@@ -177,6 +186,7 @@ def _rewrite(answer: str) -> str:
         # row break never comes right before a command name.
         s = _DOUBLE_ESCAPE_RE.sub(r"\\", s)
     s = strip_math_wrappers(s)
+    s = _ORDINAL_RE.sub(r"\1", s)
     for pattern, repl in _REWRITES:
         s = pattern.sub(repl, s)
     s = strip_trailing_punct(s.strip())
@@ -233,7 +243,9 @@ def _unit_words_start(s: str) -> int:
             break
         start = begin
         end = _rstrip_end(s, begin)
-    if start <= 0 or start == end or end == 0 or s[end - 1] not in _UNIT_BEFORE:
+    if start <= 0 or start == end or end == 0:
+        return -1
+    if s[end - 1] not in _UNIT_BEFORE and not s.endswith(_CONSTANTS_BEFORE_UNITS, 0, end):
         return -1
     return start
 

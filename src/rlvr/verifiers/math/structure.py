@@ -292,7 +292,7 @@ def parse(s: str, depth: int = 0) -> Node:
         if len(parts) > 1:
             if len(parts) > MAX_ITEMS:
                 raise TooDeep(f"more than {MAX_ITEMS} items")
-            return Seq("list", tuple(parse(p, depth + 1) for p in parts if p))
+            return Seq("list", _list_items(parts, depth))
 
     wrapped = _wrapped(s)
     if wrapped is not None:
@@ -315,6 +315,20 @@ def parse(s: str, depth: int = 0) -> Node:
         plus, minus = s.replace("\\pm", "+"), s.replace("\\pm", "-")
         return Seq("list", (Scalar(_tidy_sign(plus)), Scalar(_tidy_sign(minus))))
     return Scalar(s)
+
+
+def _list_items(parts: list[str], depth: int) -> tuple[Node, ...]:
+    """The items of a list; `\\pm 1, \\pm 7` is the four values -1, 1, -7, 7."""
+    items: list[Node] = []
+    for part in parts:
+        if not part:
+            continue
+        node = parse(part, depth + 1)
+        if isinstance(node, Seq) and node.kind == "list" and "\\pm" in part:
+            items.extend(node.items)
+        else:
+            items.append(node)
+    return tuple(items)
 
 
 def _solution(group: str, depth: int) -> Node:

@@ -55,6 +55,9 @@ EXACT_TOL = 1e-20
 # Below this, an exact closed form evaluated at PRECISION digits is zero.
 ZERO_FLOOR = 1e-25
 SAMPLE_TOL = 1e-9
+# Two exact expressions that agree to this many digits at every sample point are
+# one identity (each side is evaluated to PRECISION digits).
+IDENTITY_TOL = 1e-15
 # Fixed, irrational-looking points: an identity that holds at all of them is an
 # identity; the negative ones catch |x| versus x.
 SAMPLE_POINTS = (0.5772156649, 1.4142135623, 2.7182818284, -0.3183098861, -1.6180339887, 3.1415926535)
@@ -338,12 +341,15 @@ def exprs_equal(a: Any, b: Any, rel_tol: float, numeric_tolerance: bool = False)
         b = _exact_decimals(b)
     if not a.free_symbols and not b.free_symbols:
         return _constants_equal(a, b, tol)
+    # The identity test first: both sides at PRECISION digits at points no identity
+    # holds at by accident. Only what it cannot decide (too few points evaluate) goes
+    # to expansion and simplification, which can run long on correct answers.
+    sampled = _sampled_equal(a, b, max(tol, IDENTITY_TOL))
+    if sampled is not None:
+        return sampled
     diff = a - b
     if _expand_is_cheap(diff) and sympy.expand(diff) == 0:
         return True
-    sampled = _sampled_equal(a, b, max(tol, SAMPLE_TOL))
-    if sampled is not None:
-        return sampled
     if sympy.count_ops(diff) <= MAX_SIMPLIFY_OPS:
         _check_budget()
         return bool(sympy.simplify(diff) == 0)

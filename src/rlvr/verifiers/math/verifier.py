@@ -34,6 +34,7 @@ worker caches that) and also through a process-wide LRU keyed by the gold string
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -41,9 +42,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
-from rlvr.verifiers.math import fallbacks, symbolic
+from rlvr.verifiers.math import choices, fallbacks, symbolic
 from rlvr.verifiers.math.compare import Decision, View, decide_cached, view
-from rlvr.verifiers.math.extract import Mode, extract_answer, extract_gold
+from rlvr.verifiers.math.extract import Mode, answer_region, extract_answer, extract_gold
+from rlvr.verifiers.math.normalize import normalize
 from rlvr.verifiers.math.structure import Relation, Scalar, Seq, Union
 
 DEFAULT_REL_TOL = 1e-6
@@ -131,7 +133,7 @@ class MathVerifier:
     name = "math"
     # Its versions, and what each changed: CHANGELOG.md. A new version keeps verdicts
     # cached under old rules from being served.
-    version = "2.1.0"
+    version = "2.2.0"
     description = (
         "Final answer (what the response states last: text after </think> first; an unretracted, "
         "un-negated \\boxed{}, an <answer> tag, then '#### x', 'Answer: x' lines, a final sentence, "
@@ -183,6 +185,8 @@ class MathVerifier:
 
         found = extract_answer(response, params.extraction)
         details["extraction"] = found.method
+        if gold.view.choice is not None:
+            return _graded_choice(gold.view.choice, found.answer, item, details)
         if found.answer is None or not found.answer.strip():
             details["stage"] = "extraction"
             return Outcome(0.0, Verdict.NO_ANSWER, "no final answer found", details)
@@ -207,6 +211,14 @@ class MathVerifier:
                 if retry.equal:
                     answer, decision = whole, retry
                     details["extracted"] = answer[:200]
+        if not decision.equal and not _equation_shaped(gold):
+            # `\\boxed{86+42=128}`: a sum worked out inside the answer states its result.
+            result = _worked_result(answer)
+            if result is not None:
+                retry = decide_cached(gold.view, result, params.rel_tol, params.numeric_tolerance)
+                if retry.equal:
+                    answer, decision = result, retry
+                    details["extracted"] = answer[:200]
         details["stage"] = decision.stage
         details["normalized"] = decision.pred[:200]
         if not decision.equal:
@@ -214,7 +226,12 @@ class MathVerifier:
                 details["hedge"] = True
             return _outcome(False, decision.reason, details)
 
-        others = [c for c in found.candidates if c != answer]
+        if decision.pred != gold.view.norm.text and decision.pred in _question_expressions(item.prompt):
+            # "Simplify $\\tan 100^\\circ + 4\\sin 100^\\circ$" answered with that expression:
+            # equal in value, but no answer.
+            details["restates_question"] = True
+            return _outcome(False, "the answer restates an expression of the question", details)
+        others = [c for c in found.candidates if c not in (answer, found.answer)]
         if others:
             details["candidates"] = [c[:100] for c in found.candidates[: MAX_CANDIDATES + 1]]
             hedge = _hedge(others, gold, params)
@@ -222,6 +239,58 @@ class MathVerifier:
                 details["hedge"] = True
                 return _outcome(False, hedge, details)
         return _outcome(True, decision.reason, details)
+
+
+def _graded_choice(gold: str, answer: str | None, item: GradeInput, details: dict[str, Any]) -> Outcome:
+    """A multiple-choice gold: the letter the answer names, or the option whose value
+    it states, or the last statement naming an option (`choices.py`)."""
+    letter = choices.letter_of(answer) if answer else None
+    if letter is None and answer:
+        letter = choices.option_letter(answer, choices.options(item.prompt))
+    if letter is None:
+        letter = choices.stated_letter(answer_region(item.response))
+    details["stage"] = "choice"
+    if answer:
+        details["extracted"] = answer[:200]
+    if letter is None and not answer:
+        return Outcome(0.0, Verdict.NO_ANSWER, "no option named", details)
+    if letter is None:
+        return _outcome(False, "the answer names no single option", details)
+    details["normalized"] = letter
+    return _outcome(letter == gold, f"choice {letter} vs {gold}", details)
+
+
+def _worked_result(answer: str) -> str | None:
+    """The last side of `86+42=128` or `3 \\times 4 = 12`: every side before it is
+    arithmetic on numbers alone; `x = 5` and `2x = 10` are equations, not sums."""
+    sides = answer.split("=")
+    if len(sides) < 2 or not sides[-1].strip():
+        return None
+    if any(_LETTER_RE.search(_COMMAND_RE.sub("", side)) for side in sides[:-1]):
+        return None
+    return sides[-1].strip()
+
+
+_COMMAND_RE = re.compile(r"\\(?:times|cdot|div|frac|dfrac|left|right|sqrt)")
+_LETTER_RE = re.compile(r"[a-zA-Z]")
+
+
+@lru_cache(maxsize=1024)
+def _question_expressions(prompt: str) -> frozenset[str]:
+    """The normalised math spans of the question that are expressions to work on
+    (an operation, not a bare number)."""
+    if "$" not in prompt and "\\(" not in prompt and "\\[" not in prompt:
+        return frozenset()
+    found = set()
+    for span in fallbacks.math_spans(prompt[:MAX_QUESTION_CHARS]):
+        norm = normalize(span).text
+        if norm and "=" not in norm and _OPERATION_RE.search(norm) is not None:
+            found.add(norm)
+    return frozenset(found)
+
+
+MAX_QUESTION_CHARS = 20_000
+_OPERATION_RE = re.compile(r"[-+*/^]|\\(?:frac|sqrt|cdot|times|div|sin|cos|tan|log|ln|sum|prod|int|binom)")
 
 
 # Fallbacks that keep only the last side of an equation they read.
