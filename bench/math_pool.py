@@ -155,14 +155,15 @@ def grade(pool: Path, labels_path: Path | None, jobs: int, unread: Path | None, 
     for row in rows:
         key = row["key"]
         r_says, verdict, extracted = rlvr[key]
-        timeouts += verdict == "timeout"
         m_says = mv[key]
         if key in read:
             if read[key] is None:
                 continue
             right = bool(read[key])
+            timeouts += right and verdict == "timeout"
         elif r_says == m_says:
             right = r_says
+            timeouts += right and verdict == "timeout"
         else:
             missing.append({**row, "rlvr": r_says, "mv": m_says, "rlvr_extracted": extracted})
             continue
@@ -188,9 +189,12 @@ def grade(pool: Path, labels_path: Path | None, jobs: int, unread: Path | None, 
     return 0
 
 
-def _print(table: dict[str, dict[str, int]], n: int, unlabelled: int, timeouts: int, elapsed: float) -> None:
+Table = dict[str, dict[str, int]]
+
+
+def _print(table: Table, n: int, unlabelled: int, timeouts: int, elapsed: float) -> None:
     print(f"{n} responses; {unlabelled} disagreements not yet read (left out below)")
-    print(f"rlvr items over {ITEM_CPU_DEADLINE_S:g} s of CPU: {timeouts}")
+    print(f"right answers rlvr graded `timeout` (budget, or {ITEM_CPU_DEADLINE_S:g} s of CPU): {timeouts}")
     print(f"rlvr graded the pool in {elapsed:.1f}s")
     print(f"{'source':42s} {'n':>5s}  {'rlvr acc':>8s} {'MV acc':>7s} {'ratio':>6s}", end="")
     print(f"  {'wrong rewarded':>15s}  {'right refused':>14s}")

@@ -204,7 +204,8 @@ WHOLE_ITEM_TOKENS = (
     "\\phantom{", "\\color{white}", "}", "\\boxed{1}", "\\boxed{1} wait ", "</think>", "x = 1 = 2 = ", "\\\\",
     "1 abcdef ", "\\frac{1}{2}", "1" * 50 + " ",
     '{"answer": "', '{"', "<|x|>", "<|im_start|>", "<|im_end|>", "</s><s>", "[THINK]", "The answer is ", "Ответ: ",
-    "(B) ", "B", "Therefore 1 ", "I think that's the answer. ", "The answer is 1. The answer is 1",
+    "(B) ", "B", "Therefore 1 ", "I think that's the answer. ", "The answer is 1. The answer is 1", "is ", "has ",
+    "$1 ", "5 (maybe 6) ",
 )  # fmt: skip
 
 

@@ -227,3 +227,168 @@ def test_a_repeat_cut_inside_its_value(sep: str, cut: int) -> None:
 def test_gsm8k_shaped_endings(response: str, right: bool) -> None:
     gold = "45000" if "45" in response else "128"
     assert score(response, gold) == (1.0 if right else 0.0)
+
+
+@pytest.mark.parametrize("op", ["-", "+", "\\times", "x", "="])
+def test_dollar_signs_are_currency_not_math(op: str) -> None:
+    text = f"The answer is $32,400 {op} $24,000 = $8,400."
+    result = {"-": "8400", "+": "8400", "\\times": "8400", "x": "8400", "=": "8400"}[op]
+    assert score(text, result) == 1.0
+    assert score(text, "32400") == 0.0
+
+
+# The red team's classes (issue 29 review): each with its variants.
+EMPTY_SETS = ["\\emptyset", "\\varnothing", "\\{\\}", "\\O", "\\{\\}, \\{\\}", "x=\\{\\}"]
+ANY_GOLDS = ["5", "-\\frac{3}{7}", "\\sqrt2", "x^2+1", "y=2x+1", "50\\%", "45^\\circ", "1, 2", "(1, 2)"]
+
+
+@pytest.mark.parametrize(("empty", "gold"), list(itertools.product(EMPTY_SETS, ANY_GOLDS)))
+def test_an_empty_set_equals_no_value(empty: str, gold: str) -> None:
+    assert score(f"\\boxed{{{empty}}}", gold) == 0.0
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["2\\begin{pmatrix}1\\end{pmatrix}", "x\\begin{pmatrix}1\\end{pmatrix}", "not \\begin{pmatrix}a(A)\\end{pmatrix}"],
+)
+@pytest.mark.parametrize("gold", ["5", "x", "3.14"])
+def test_an_answer_sympy_cannot_evaluate_is_wrong_not_a_crash(answer: str, gold: str) -> None:
+    assert score(f"Answer: \\boxed{{{answer}}}", gold) == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{{"reasoning": "so \\\\boxed{{5}}", "answer": "{a}"}}',
+        '{{"reasoning": "<answer>5</answer>", "answer": "{a}"}}',
+        '```json\n{{"reasoning": "The answer is 5.", "answer": "{a}"}}\n```',
+    ],
+)
+def test_a_json_reply_is_graded_on_its_answer_field(text: str) -> None:
+    assert score(text.format(a="7"), "5") == 0.0
+    assert score(text.format(a="7"), "7") == 1.0
+
+
+@pytest.mark.parametrize(
+    "response",
+    ["\\boxed{A} or \\boxed{B}", "\\boxed{A B C D}", "A/B", "Answer: A; B", "The answer is (A) or (B).", "A, B"],
+)
+@pytest.mark.parametrize("gold", ["A", "B"])
+def test_several_options_named_is_a_hedge(response: str, gold: str) -> None:
+    assert score(f"Thinking...\n\n{response}", gold, CHOICE_PROMPT) == 0.0
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The answer is 5 (maybe 6).",
+        "The answer is either 5 or 6.",
+        "Ответ: 5 (или 6)",
+        "Réponse : 5 (ou 6)",
+        "Antwort: 5 (oder 6)",
+        "5 is the answer, or 6.",
+        "Therefore, Jack got 5 or 6 emails.",
+    ],
+)
+@pytest.mark.parametrize("gold", ["5", "6"])
+def test_a_prose_hedge_is_wrong(response: str, gold: str) -> None:
+    assert score(response, gold) == 0.0
+
+
+@pytest.mark.parametrize("word", ["million", "thousand", "billion", "hundred", "dozen"])
+def test_a_magnitude_word_is_no_unit(word: str) -> None:
+    assert score(f"\\boxed{{5 \\text{{ {word}}}}}", "5") == 0.0
+    assert score(f"The answer is 5 {word}.", "5") == 0.0
+
+
+@pytest.mark.parametrize("heading", ["#### 2. Double it", "#### Step 1: read", "#### Part 3 setup"])
+def test_a_markdown_heading_is_not_gsm8k(heading: str) -> None:
+    text = f"{heading}\nWe double 7.\n\n**Answer: 14**"
+    assert score(text, "14") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("prompt", "answer", "gold"),
+    [
+        ("Which is larger, $\\frac23$ or $\\frac35$?", "\\frac23", "\\frac{2}{3}"),
+        ("The temperature fell to $-3$ degrees. What was it?", "-3", "-3"),
+        ("Is $\\sqrt{2}$ rational?", "\\sqrt{2}", "\\sqrt2"),
+    ],
+)
+def test_a_value_the_question_names_is_still_an_answer(prompt: str, answer: str, gold: str) -> None:
+    assert score(f"\\boxed{{{answer}}}", gold, prompt) == 1.0
+
+
+def test_the_cut_repeat_on_one_line() -> None:
+    assert score("The answer is 125. The answer is 12", "125") == 1.0
+    assert score("The answer is 124. The answer is 12", "125") == 0.0
+
+
+def test_an_earlier_equation_is_no_second_try() -> None:
+    assert score("Perhaps $x = 3$.\nSo x is 4.", "x = 3") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold"), [("x + 10^{-16}", "x"), ("x(1 + 10^{-18})", "x"), ("\\pi + 10^{-12}", "\\pi")]
+)
+def test_a_tiny_difference_is_a_difference(answer: str, gold: str) -> None:
+    assert score(f"\\boxed{{{answer}}}", gold) == 0.0
+
+
+@pytest.mark.parametrize("retraction", ["Hmm, actually", "Wait, no:", "Oops, a mistake;", "Actually, correction:"])
+def test_an_answer_line_taken_back_at_once(retraction: str) -> None:
+    text = f"The answer is 5. {retraction} the total is 6."
+    assert score(text, "6") == 1.0
+    assert score(text, "5") == 0.0
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "\\[G(y_1, y_2) = P(X_1 \\leq y_1)\\]",  # a function named G, not option G
+        "A. 12\nB. 800\nC. 7\nD. 15\nE. 9\nF. 1\nG",  # a listing cut at its next letter
+        "Let me see: if $x = 3$ then the circle covers",  # a cut rollout's last equation
+    ],
+)
+def test_no_option_is_named_by_accident(response: str) -> None:
+    prompt = "Which?\nA. 12\nB. 800\nC. 7\nD. 3\nE. 9\nF. 1\nG. 2"
+    for gold in "DG":
+        assert score(response, gold, prompt) == 0.0
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "So the line is $y = 2x + 1$ or y = 3x - 1.",
+        "Perhaps $y = 2x + 1$; so y = 3x - 1.",
+    ],
+)
+def test_one_sentence_is_not_two_tries_at_an_equation(response: str) -> None:
+    assert score(response, "y = 2x + 1") + score(response, "y = 3x - 1") <= 1.0
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Therefore the answer is not 5.",
+        "5 is not the answer.",
+        "The answer cannot be 5.",
+        "So at least 5 apples.",
+        "Therefore, there are more than 5 apples.",
+        "Is 5 the answer?",
+        "I couldn't solve it. Sorry, I give up after 5 attempts.",
+        "See equation 5.",
+    ],
+)
+def test_a_negation_bound_question_or_give_up_states_no_value(response: str) -> None:
+    assert score(response, "5") == 0.0
+
+
+@pytest.mark.parametrize(
+    "box",
+    ["B \\text{ or } C", "B \\lor C", "B + C", "B-C", "B \\quad C", "B\\cup C", "B, possibly C", "A \\& B"],
+)
+def test_options_offered_together_in_a_box_are_a_hedge(box: str) -> None:
+    prompt = "Which? (A) 1 (B) 2 (C) 3 (D) 4"
+    for gold in "ABC":
+        assert score(f"So \\boxed{{{box}}}", gold, prompt) == 0.0

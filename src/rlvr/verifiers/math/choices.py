@@ -19,11 +19,16 @@ __all__ = ["letter_of", "option_letter", "options", "stated_letter"]
 LETTERS = "ABCDEFGHIJ"
 # `B`, `(B)`, `B.`, `B)`, `B: 800`, `(B) $78.20`, `\text{(B)}`, `**B**`.
 _LETTER_RE = re.compile(
-    r"^[\s*(\[{]*(?:\\(?:text|textbf|mathrm|mathbf)\s*\{\s*)?\(?([A-J])\)?(?![A-Za-z0-9])\}?[\s.:)\]*]*(.*)$", re.S
+    r"^[\s*(\[{]*(?:\\(?:text|textbf|mathrm|mathbf)\s*\{\s*)?\(?([A-J])\)?(?![A-Za-z0-9(_^=])\}?[\s.:)\]*]*(.*)$", re.S
 )
 # A letter alone may be lower case (`\boxed{(d)}`).
 _LONE_LETTER_RE = re.compile(r"^\(?([a-jA-J])\)?\.?$")
-_OTHER_LETTER_RE = re.compile(r"(?<![A-Za-z\\])\(?[A-J]\)?(?![A-Za-z])")
+# Right after the letter, another option letter; or later, one joined by `or`/`and`.
+_ANOTHER_OPTION_RE = re.compile(r"[\s,;/&|]*(?:(?:or|and|或|和)[\s]*)?\(?[A-J]\)?(?![A-Za-z0-9'])")
+_OR_OPTION_RE = re.compile(
+    r"(?:\b(?:or|and|possibly|maybe|perhaps|else)|或|和|\\lor|\\cup|\\quad|\\text\s*\{\s*or\s*\}|\\&|[+\-/&,;|])"
+    r"\s*\(?[A-J]\)?(?![A-Za-z0-9'])"
+)
 # Option markers in a question: at a line start or after spaces, `(A)`, `A.`, `A)`, `A:`.
 _OPTION_RE = re.compile(r"(?:^|(?<=\s))\(?([A-J])[).:](?=\s)|\(([A-J])\)", re.M)
 _STATEMENT_RE = re.compile(
@@ -33,6 +38,7 @@ _STATEMENT_RE = re.compile(
 MAX_OPTION_CHARS = 200
 # A last line this short that is a letter (`D`, `(D).`) names that option.
 MAX_BARE_LETTER_CHARS = 6
+_OPTION_LINE_RE = re.compile(r"\s*\(?[A-J][.):]\s")
 
 
 def letter_of(answer: str) -> str | None:
@@ -44,8 +50,8 @@ def letter_of(answer: str) -> str | None:
     if m is None:
         return None
     rest = m.group(2)
-    if _OTHER_LETTER_RE.search(rest) is not None and re.search(r"\b(?:or|and)\b|,", rest):
-        return None
+    if _ANOTHER_OPTION_RE.match(rest) is not None or _OR_OPTION_RE.search(rest) is not None:
+        return None  # `A B C D`, `A/B`, `A; B`, `B or C`: several options
     return m.group(1)
 
 
@@ -80,6 +86,8 @@ def stated_letter(text: str) -> str | None:
         last = m
     if last is not None:
         return letter_of(last.group(1))
-    lines = text.strip().splitlines()
+    lines = [line for line in text.strip().splitlines() if line.strip()]
     bare = lines[-1].strip().strip("*").strip() if lines else ""
+    if len(lines) > 1 and _OPTION_LINE_RE.match(lines[-2]) is not None:
+        return None  # a listing of the options cut off at its next letter
     return letter_of(bare) if len(bare) <= MAX_BARE_LETTER_CHARS else None

@@ -28,8 +28,10 @@ from rlvr.verifiers.math.normalize import Normalized, normalize
 from rlvr.verifiers.math.numeric import Infinity, Num
 from rlvr.verifiers.math.structure import Interval, Matrix, Node, Relation, Scalar, Seq, Union
 
+SYMPY_FAILURES = (RecursionError, TypeError, AttributeError, NotImplementedError)
 _STAGE_RANK = {"string": 0, "numeric": 1, "structure": 2, "symbolic": 3}
-_CHOICE_GOLD_RE = re.compile(r"^\(?([A-Z])\)?$")
+# Options run A to J (MMLU-Pro has ten); `P` is a point's name, not an option.
+_CHOICE_GOLD_RE = re.compile(r"^\(?([A-J])\)?$")
 _CHOICE_PRED_RE = re.compile(r"^\(([A-Za-z])\)|^([A-Za-z])$|^([A-Z])(?:[:.)]|\s)")
 _OP_SIGN = {"<": 1, "<=": 1, ">": -1, ">=": -1}
 _EMPTY_SETS = {"\\emptyset", "\\{\\}", "\\O"}
@@ -147,7 +149,13 @@ def _scalars_equal(g: str, p: str, ctx: _Ctx) -> bool:
     except ValueError as exc:
         ctx.notes.append(str(exc))
         return False
-    return symbolic.exprs_equal(a, b, ctx.rel_tol, ctx.numeric_tolerance)
+    try:
+        return symbolic.exprs_equal(a, b, ctx.rel_tol, ctx.numeric_tolerance)
+    except SYMPY_FAILURES as exc:
+        # sympy gave up on the answer's expression (`2\begin{pmatrix}1\end{pmatrix}`
+        # recurses without end): an answer that cannot be evaluated is not equal.
+        ctx.notes.append(f"not comparable: {type(exc).__name__}")
+        return False
 
 
 def _unordered(gs: tuple[Node, ...], ps: tuple[Node, ...], ctx: _Ctx) -> bool:
@@ -269,8 +277,9 @@ def _equal(g: Node, p: Node, ctx: _Ctx) -> bool:
         return _equal(g.items[0], p, ctx)
     ctx.used("structure")
     if isinstance(g, Scalar) and isinstance(p, Seq) and p.kind != "tuple":
-        # Several candidates for one value: right only if every candidate is.
-        if all(_equal(g, item, ctx) for item in p.items):
+        # Several candidates for one value: right only if every candidate is; none
+        # (an empty set) is no value at all.
+        if p.items and all(_equal(g, item, ctx) for item in p.items):
             return True
         ctx.hedge = True
         return False

@@ -40,7 +40,9 @@ from typing import Literal, get_args
 
 from rlvr.verifiers.math import fallbacks
 from rlvr.verifiers.math.cleanup import remove_hidden, strip_stray_delimiters
+from rlvr.verifiers.math.fallbacks import RETRACTION_RE
 from rlvr.verifiers.math.normalize import strip_math_wrappers
+from rlvr.verifiers.math.values import json_answer
 from rlvr.verifiers.templates import assistant_text
 
 Mode = Literal["auto", "strict", "boxed", "answer_tag", "answer_line"]
@@ -57,12 +59,6 @@ _BOX_TOKEN_RE = re.compile(r"\\\\(?![a-zA-Z])|\\(?:boxed|fbox)\s*\{|\\[{}]|[{}]"
 _BOX_START_RE = re.compile(r"\\(?:boxed|fbox)")
 # `\boxed 5` (no braces) is legal TeX for a one-token argument.
 _BOX_BARE_RE = re.compile(r"\\boxed[ \t]+([^\s${}\\]+)")
-_RETRACTION_RE = re.compile(
-    r"\b(?:wait|actually|mistake|mistaken|error|wrong|incorrect|oops|correction|correcting|re-?check"
-    r"|double[- ]check|re-?calculat\w*|re-?comput\w*|re-?evaluat\w*|reconsider|redo|revis\w*"
-    r"|let me (?:re|check|verify)\w*|on second thought|hmm+|not right|scratch that)\b",
-    re.IGNORECASE,
-)
 # Between two boxes, what makes the later one a revision of the earlier rather than
 # a second value offered with it: a retraction, a conclusion, or more work (a new
 # paragraph, or more text than a list of answers has between its parts).
@@ -73,6 +69,7 @@ _REVISION_RE = re.compile(
 )
 MAX_HEDGE_GAP_CHARS = 160
 _SEGMENT_END_RE = re.compile(r"[.!?。](?=\s)|\n")
+_COMPLETE_ENDS = frozenset(".!?。}$)]>*\"'`")
 # A repeated sentence is looked for this far from the end only.
 MAX_REPEAT_CHARS = 600
 # GSM8K's calculator annotations (`$<<45000=45000>>45000`) repeat the value beside them.
@@ -140,7 +137,7 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
 def _revised(text: str, prev_end: int, start: int) -> bool:
     if start - prev_end > MAX_HEDGE_GAP_CHARS or "\n\n" in text[prev_end:start]:
         return True
-    return any(r.search(text, prev_end, start) is not None for r in (_RETRACTION_RE, _REVISION_RE))
+    return any(r.search(text, prev_end, start) is not None for r in (RETRACTION_RE, _REVISION_RE))
 
 
 def _unretracted(text: str, spans: list[tuple[int, int, str]]) -> list[str]:
@@ -182,7 +179,7 @@ def _from_boxes(text: str) -> Extracted | None:
         return None
     standing = [span for span in spans if not _negated(text, span[0])]
     after = text[spans[-1][1] :]
-    taken_back = not standing or standing[-1] is not spans[-1] or _RETRACTION_RE.search(after) is not None
+    taken_back = not standing or standing[-1] is not spans[-1] or RETRACTION_RE.search(after) is not None
     # What is stated last wins: a later "Final Answer: ..." over an intermediate box,
     # and after a retraction any explicit statement.
     found = fallbacks.find(after, fallbacks.EXPLICIT) if taken_back else fallbacks.find_marked(after)
@@ -230,7 +227,12 @@ def _answer_line(text: str) -> Extracted:
 
 
 def _read(text: str) -> Extracted:
-    """Boxes, then the answer tag, then the fallbacks, in one span of text."""
+    """A JSON reply's answer field, boxes, the answer tag, then the fallbacks, in one
+    span of text (a box inside a JSON reply's reasoning is not its answer)."""
+    field = json_answer(text)
+    if field is not None:
+        inner = _plain_boxes(field)
+        return Extracted(inner.answer if inner is not None else field, "json")
     boxed = _from_boxes(text)
     if boxed is not None:
         return boxed
@@ -244,8 +246,11 @@ def _read(text: str) -> Extracted:
 def without_cut_repeat(text: str) -> str:
     """`text` without a final sentence that the length limit cut while the model was
     repeating the one before it ("The answer is 125. The answer is 12")."""
-    ends = [m.end() for m in _SEGMENT_END_RE.finditer(text, max(0, len(text) - MAX_REPEAT_CHARS))]
-    if not ends or ends[-1] == len(text):
+    if text.rstrip()[-1:] in _COMPLETE_ENDS:
+        return text  # the text ends where a sentence or formula does: nothing was cut
+    start = max(0, len(text) - MAX_REPEAT_CHARS)
+    ends = [start] + [m.end() for m in _SEGMENT_END_RE.finditer(text, start)]
+    if len(ends) < 2 or ends[-1] == len(text):
         return text
     tail = text[ends[-1] :].strip()
     # The sentence before the tail: the last non-blank text between two ends.

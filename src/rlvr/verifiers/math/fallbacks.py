@@ -14,7 +14,8 @@ Each finder takes the text and returns the answer or None:
 6. `math_span`: the last `$...$`, `\(...\)` or `\[...\]` span of the final paragraph;
 7. `bare`: a response that is only a value (`14`, `$20`);
 8. `leading_count`: a last sentence that opens with the only number it names ("23
-   apples remained.", "Ten men can stay upright on the wave.").
+   apples remained.", "Ten men can stay upright on the wave.");
+9. `sole_number`: a complete last sentence that names exactly one number.
 
 A value read from prose (3, 4 and 6) must look like one: short, with a digit or
 some LaTeX, and few words, so a closing remark ("I hope it is correct") is no answer.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable
+from functools import lru_cache
 
 from rlvr.verifiers.math.values import json_answer, span_list, trim_remark
 
@@ -35,6 +37,8 @@ MAX_VALUE_CHARS = 60
 MAX_VALUE_WORDS = 4
 
 # `#### 18` ends a line, or a sentence (Abel: "Thus she makes $18. #### 18").
+# `#### 2. Double it`, `#### Step 1`: a markdown heading, not GSM8K's answer.
+_HEADING_RE = re.compile(r"(?:\d+[.)]|step|part|case)?[ \t]*[a-zA-Z]{2,}", re.IGNORECASE)
 _GSM8K_RE = re.compile(r"(?m)####[ \t]*(\S[^\n]*)$")
 # Answer markers in the languages models answer in; each is followed by `:` (or the
 # full-width `：`), `is`/`=` or its language's copula. CJK words have no `\b` around them.
@@ -51,9 +55,33 @@ _ANSWER_LINE_RE = re.compile(
     r"|\*\*(?:final[ \t]+)?answer:?\*\*:?[ \t]*",
     re.IGNORECASE,
 )
+# Words that take back what came before them ("wait, ...", "actually", "I made a mistake").
+RETRACTION_RE = re.compile(
+    r"\b(?:wait|actually|mistake|mistaken|error|wrong|incorrect|oops|correction|correcting|re-?check"
+    r"|double[- ]check|re-?calculat\w*|re-?comput\w*|re-?evaluat\w*|reconsider|redo|revis\w*"
+    r"|let me (?:re|check|verify)\w*|on second thought|hmm+|not right|scratch that)\b",
+    re.IGNORECASE,
+)
 # What follows "the answer is" when it judges rather than states: "This answer is correct."
 _VERDICT_WORD_RE = re.compile(
     r"[ \t*]*(?:correct|incorrect|wrong|right|valid|invalid|above|below|as follows|not\b|indeed correct)", re.IGNORECASE
+)
+_NEGATION_NEAR_RE = re.compile(r"\b(?:not|cannot|never)\b|n't\b", re.IGNORECASE)
+_NOT_STATED_RE = re.compile(
+    r"\b(?:not|cannot|can't|isn't|never|no longer|neither|nor|at least|at most|more than|less than|fewer than"
+    r"|up to|give up|gave up|unable|couldn't|could not|sorry|unsure|not sure)\b|n't\b",
+    re.IGNORECASE,
+)
+# "See equation 5", "after step 2": a number that names something, not a value.
+_REFERENCE_RE = re.compile(
+    r"\b(?:equation|eq\.|step|attempts?|tries|figure|page|chapter|problem|question|example|case|line|section)[ \t]+\d",
+    re.IGNORECASE,
+)
+_UNKNOWN_RE = re.compile(r"[a-wyzA-Z]")  # `x` alone is also "times"
+_WORDY_RE = re.compile(r"[a-zA-Z]{3,}[ \t]+[a-zA-Z]{2,}")
+_HEDGE_WORD_RE = re.compile(
+    r"\b(?:or|either|maybe|perhaps|possibly|probably|between|alternatively|или|либо|ou|oder|o|oppure)\b|或|或者",
+    re.IGNORECASE,
 )
 _BOLD_VALUE_RE = re.compile(r"\*\*([^*\n]{1,60})\*\*")
 # After a marker: the end of a `\text{Answer: }` group, emphasis, a stray `$`.
@@ -101,12 +129,21 @@ _CLOSING_RE = re.compile(
     re.IGNORECASE,
 )
 MAX_CLOSING_REMARKS = 3
+# "5 (maybe 6)", "either 5 or 6", "5 is the answer, or 6": an offer of values is short.
+MAX_HEDGE_WORDS = 6
+# A retraction this close after an answer line takes that line back.
+MAX_RETRACTION_GAP_CHARS = 80
+# A sentence is read from this far back only, and its last few verbs only: each verb
+# tried reads the rest of the sentence, so "is is is ..." would cost its square.
+MAX_SENTENCE_CHARS = 400
+MAX_VERBS_TRIED = 4
 _NEGATED_RE = re.compile(r"^(?:not|no|never)\b", re.IGNORECASE)
 _COMPARISON_PREFIX = frozenset("<>!")
 _INEQUALITY_RE = re.compile(r"[<>]|!=|\\(?:le|ge|ne|leq|geq|neq|lt|gt)(?![a-zA-Z])")
 _SPAN_DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 # A plain number standing alone in prose (not part of a word, a decimal or a name).
-_PROSE_NUMBER_RE = re.compile(r"(?<![\w.,^_{])[-+]?\d+(?:\.\d+)?(?![\w.,^_}])")
+# Thousands groups (`25,740`) are one number; a full stop after it ends the sentence.
+_PROSE_NUMBER_RE = re.compile(r"(?<![\w.,^_{])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w,^_}]|\.\d)")
 _LEADING_NUMBER_RE = re.compile(r"([-+]?\d+(?:\.\d+)?)[ \t]+[a-zA-Z]")
 # What separates several equations (`x = 1, y = 2`, `W(x)=1 or W(x)=-1`): never a chain.
 _SEVERAL_RE = re.compile(r"[,;]|\\text|\\lor|(?<![a-zA-Z])(?:or|and)(?![a-z])")
@@ -125,6 +162,10 @@ def _value(s: str, last_side: bool = True) -> str | None:
     v = s.strip().rstrip(".!;,: \u3002\uff0c\uff1b\uff1a").strip().strip("*").strip()
     if last_side:
         v = _last_side(v)
+    short = len(v.split()) <= MAX_HEDGE_WORDS  # a long sentence describes, it does not offer
+    if short and _HEDGE_WORD_RE.search(v) is not None and len(_PROSE_NUMBER_RE.findall(v)) > 1:
+        # "5 (maybe 6)", "either 5 or 6", "5 (или 6)": the values offered, as a list.
+        return ", ".join(_PROSE_NUMBER_RE.findall(v))
     v = trim_remark(v)
     if not v or len(v) > MAX_VALUE_CHARS or _NEGATED_RE.match(v):
         return None
@@ -174,7 +215,8 @@ def chain_value(v: str) -> str | None:
 def gsm8k(text: str) -> str | None:
     last = None
     for m in _GSM8K_RE.finditer(text):
-        last = m
+        if _HEADING_RE.match(m.group(1)) is None:
+            last = m
     if last is None:
         return None
     return _value(last.group(1))
@@ -188,9 +230,25 @@ def answer_line(text: str) -> str | None:
     while markers:
         tail = text[_MARKER_TAIL_RE.match(text, markers[-1].end()).end() :]  # type: ignore[union-attr]
         if tail.strip() and _VERDICT_WORD_RE.match(tail) is None:
-            return _stated(tail)
+            return _unless_taken_back(tail, _stated(tail))
         markers.pop()
     return None
+
+
+def _unless_taken_back(tail: str, stated: str | None) -> str | None:
+    """ "The answer is 5. Hmm, actually it is 6.": a retraction right after the answer
+    line, followed by a new statement, replaces it."""
+    first_end = _SENTENCE_END_RE.search(tail)
+    rest = tail[first_end.end() :] if first_end is not None else ""
+    taken_back = RETRACTION_RE.search(rest, 0, MAX_RETRACTION_GAP_CHARS)
+    if stated is None or taken_back is None:
+        return stated
+    # Only the sentence of the retraction itself: a re-derivation after it that the
+    # length limit cut off states nothing yet.
+    after = rest[taken_back.end() :]
+    end = _SENTENCE_END_RE.search(after)
+    sentence = after[: end.start()] if end is not None else after
+    return final_sentence(sentence) or stated
 
 
 def _stated(tail: str) -> str | None:
@@ -206,8 +264,9 @@ def _stated(tail: str) -> str | None:
     later = _concluded_after(tail)
     if later is not None:
         return later
-    if answer and _value(answer, last_side=False) is None and "=" in answer and _value(answer) is not None:
-        # "Answer: Number of games played = 21 / 7 = 3 games": the chain's last side.
+    if answer and _value(answer, last_side=False) is None and "=" in answer and _worked(answer):
+        # "Answer: Number of games played = 21 / 7 = 3 games": the chain's last side
+        # (`5x - 7y + 11z + 4 = 0`, no words, is an equation to compare whole).
         return _value(answer)
     if answer and _value(answer, last_side=False) is None:
         # "**Answer:** She needs **1,400 bananas** for 2 months": the bold value.
@@ -217,6 +276,13 @@ def _stated(tail: str) -> str | None:
         # "Final Answer: The largest $n$ is 34": the line states the value in a sentence.
         return final_sentence(answer) or _only_number(answer) or answer
     return (_value(answer, last_side=False) or answer) if answer else None
+
+
+def _worked(answer: str) -> bool:
+    """A chain worked out in words or numbers (`Number of games = 21 / 7 = 3 games`,
+    `$32,400 x $24,000 = $8,400`), not an equation in unknowns (`5x - 7y + 4 = 0`)."""
+    before = answer[: answer.rfind("=")]
+    return _WORDY_RE.search(answer) is not None or _UNKNOWN_RE.search(before) is None
 
 
 def _concluded_after(tail: str) -> str | None:
@@ -234,6 +300,7 @@ def _only_number(phrase: str) -> str | None:
     return numbers[0] if len(numbers) == 1 else None
 
 
+@lru_cache(maxsize=16)
 def _last_sentence(text: str) -> str:
     """The last sentence that may state a value: closing remarks after it ("I think
     that's the answer.", "Yes, that seems correct.") are passed over."""
@@ -246,14 +313,19 @@ def _last_sentence(text: str) -> str:
     sentences = [x for x in sentences if x]
     while len(sentences) > 1 and _CLOSING_RE.search(sentences[-1]) and not _VALUE_SHAPE_RE.search(sentences[-1]):
         sentences.pop()
-    return sentences[-1] if sentences else ""
+    # A sentence is read from MAX_SENTENCE_CHARS back at most: longer is degenerate text.
+    return sentences[-1][-MAX_SENTENCE_CHARS:] if sentences else ""
 
 
 def final_sentence(text: str) -> str | None:
     # The last verb that is followed by a value states it ("costs $150 total": `total`
     # states nothing).
+    if text.rstrip().endswith("?"):
+        return None  # a question states nothing
     sentence = _last_sentence(text)
-    for m in reversed(list(_COPULA_RE.finditer(sentence))):
+    for m in list(_COPULA_RE.finditer(sentence))[::-1][:MAX_VERBS_TRIED]:
+        if _NEGATION_NEAR_RE.search(sentence, max(0, m.start() - 12), min(len(sentence), m.end() + 5)):
+            continue  # "The answer cannot be 5": the verb states nothing
         tail = sentence[m.end() :].strip()
         value = _sentence_value(tail[_ADVERB_RE.match(tail).end() :])  # type: ignore[union-attr]
         if value is not None:
@@ -274,9 +346,29 @@ def _sentence_value(tail: str) -> str | None:
     return value
 
 
+def _offered(sentence: str) -> str | None:
+    """The values a sentence offers together ("5 is the answer, or 6"), as a list."""
+    numbers = _PROSE_NUMBER_RE.findall(sentence)
+    if len(sentence.split()) > MAX_HEDGE_WORDS * 2:
+        return None
+    if len(numbers) > 1 and _HEDGE_WORD_RE.search(sentence) is not None:
+        return ", ".join(numbers)
+    return None
+
+
+def _states_nothing(sentence: str) -> bool:
+    """A negation, a bound, a question or a give-up states no value ("The answer is not
+    5.", "at least 5 apples", "Is 5 the answer?", "I give up after 5 attempts")."""
+    return _NOT_STATED_RE.search(sentence) is not None or sentence.rstrip().endswith("?")
+
+
 def named_answer(text: str) -> str | None:
     """ "I think $1250 is the right answer.": a value the last sentence calls the answer."""
     sentence = _last_sentence(text)
+    if _states_nothing(sentence):
+        return None
+    if _NAMED_ANSWER_RE.search(sentence) is not None and _offered(sentence):
+        return _offered(sentence)
     m = _NAMED_ANSWER_RE.search(sentence)
     if m is None:
         return None
@@ -292,6 +384,8 @@ def leading_count(text: str) -> str | None:
     """ "23 apples remained.", "Ten men can stay upright on the wave.": a last sentence
     that opens with the only number it names, a count of what follows."""
     sentence = _last_sentence(text).replace("**", "")
+    if _states_nothing(sentence):
+        return None
     m = _COUNT_RE.match(sentence)
     if m is None or "=" in sentence or _PROSE_NUMBER_RE.search(sentence, m.end()) is not None:
         return None
@@ -299,15 +393,35 @@ def leading_count(text: str) -> str | None:
     return str(_COUNT_WORDS[word]) if word in _COUNT_WORDS else m.group(1)
 
 
+def sole_number(text: str) -> str | None:
+    """A complete last sentence that names exactly one number ("Jack received 2 more
+    emails in the afternoon than in the morning."); a sentence the length limit cut
+    off names nothing."""
+    stripped = text.rstrip()
+    if not stripped.endswith((".", "!", "\u3002")):
+        return None
+    sentence = _last_sentence(stripped).replace("**", "")
+    if _states_nothing(sentence) or _REFERENCE_RE.search(sentence) is not None:
+        return None
+    if "=" in sentence or "\\" in sentence or _offered(sentence):
+        return None
+    numbers = _PROSE_NUMBER_RE.findall(sentence.replace("$", " "))
+    return numbers[0] if len(numbers) == 1 else None
+
+
 def conclusion(text: str) -> str | None:
     """A concluding sentence ("Therefore, Jack received 1 more email than ...") that
     names exactly one number states that number."""
     # "(73 - 4 = 69)" shows the working; the sentence around it names the value.
     sentence = _PARENTHETICAL_RE.sub(" ", _last_sentence(text))
+    if _states_nothing(sentence):
+        return None
     if _CONCLUSION_RE.match(sentence) is None or "=" in sentence or "\\" in sentence:
         return None  # an equation or formula states more than a count
     if _INEQUALITY_RE.search(sentence) is not None:
         return None
+    if _offered(sentence):
+        return _offered(sentence)
     numbers = _PROSE_NUMBER_RE.findall(sentence.replace("$", " ").replace("**", " "))
     return numbers[0] if len(numbers) == 1 else None
 
@@ -322,10 +436,11 @@ def equation(text: str) -> str | None:
 
 def whole_equation(text: str) -> str | None:
     """The final equation as written, both sides (`y = -x/2 + 3/4`), where `equation`
-    keeps only its last side: the last math span, else the last sentence's value."""
-    span = math_span(text)
-    if span is not None:
-        return span
+    keeps only its last side: the last sentence's last math span, else its value. Only
+    the sentence the answer was read from: an earlier equation is no second try."""
+    spans = [s.strip() for s in math_spans(_last_sentence(text)) if s.strip()]
+    if spans:
+        return spans[-1]
     if len(text) <= MAX_VALUE_CHARS:
         return text.strip().rstrip(".!;,: ") or None  # the response is the equation (`W(x)=1 or W(x)=-1`)
     return _value(_last_sentence(text), last_side=False)
@@ -375,7 +490,7 @@ def math_span(text: str) -> str | None:
 
 def bare(text: str) -> str | None:
     """A response that is nothing but its answer (`14`, `$20`, `3 cm`)."""
-    return _value(text) if len(text) <= MAX_VALUE_CHARS else None
+    return _value(text) if len(text) <= MAX_VALUE_CHARS and not _states_nothing(text) else None
 
 
 FINDERS: tuple[tuple[str, Callable[[str], str | None]], ...] = (
@@ -390,6 +505,7 @@ FINDERS: tuple[tuple[str, Callable[[str], str | None]], ...] = (
     ("math_span", math_span),
     ("bare", bare),
     ("leading_count", leading_count),
+    ("sole_number", sole_number),
 )
 # After a retracted box only an explicit statement replaces it: a verification's
 # last equation ("let me double-check: 3 + 9 = 12") is no new answer.

@@ -108,6 +108,8 @@ MAX_UNIT_POWER_CHARS = 8
 _UNIT_POWER_RE = re.compile(r"\^\s*(?:\{\d\}|\d)")
 _UNIT_TEXT_BODY_RE = re.compile(r"\s*[a-zA-Z][a-zA-Z .\-/]*")
 _UNIT_BEFORE = frozenset("0123456789}")
+# Words after a number that scale it: never a unit to drop (`5 million` is not 5).
+_MAGNITUDES = frozenset({"hundred", "thousand", "million", "billion", "trillion", "dozen", "lakh", "crore"})
 # A multiple of a constant takes units too: `12\pi inches per second`.
 _CONSTANTS_BEFORE_UNITS = ("\\pi", "\\sqrt2", "\\sqrt3")
 _UNIT_TEXT_BEFORE = frozenset("0123456789})]abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -239,7 +241,7 @@ def _unit_words_start(s: str) -> int:
         if start < 0:  # only the last word may be squared: `cm^2`
             power = _UNIT_POWER_RE.search(s, begin, end)
             stop = power.start() if power is not None and power.end() == end else end
-        if _UNIT_WORD_RE.fullmatch(s, begin, stop) is None:
+        if _UNIT_WORD_RE.fullmatch(s, begin, stop) is None or s[begin:stop].casefold() in _MAGNITUDES:
             break
         start = begin
         end = _rstrip_end(s, begin)
@@ -262,6 +264,8 @@ def _unit_text_start(s: str) -> int:
             break
         brace = s.rfind("{", 0, stop - 1)
         if brace < 0 or _UNIT_TEXT_BODY_RE.fullmatch(s, brace + 1, stop - 1) is None:
+            break
+        if s[brace + 1 : stop - 1].strip().casefold() in _MAGNITUDES:
             break
         head = _rstrip_end(s, brace)
         name = next((n for n in _TEXT_CMD_NAMES if s.endswith("\\" + n, 0, head)), None)

@@ -55,9 +55,10 @@ EXACT_TOL = 1e-20
 # Below this, an exact closed form evaluated at PRECISION digits is zero.
 ZERO_FLOOR = 1e-25
 SAMPLE_TOL = 1e-9
-# Two exact expressions that agree to this many digits at every sample point are
-# one identity (each side is evaluated to PRECISION digits).
-IDENTITY_TOL = 1e-15
+# Two exact expressions that agree this closely at every sample point are one
+# identity: each side is evaluated to PRECISION digits, so rounding stays near 1e-28,
+# and `x + 10^{-16}` is not `x`.
+IDENTITY_TOL = 1e-22
 # Fixed, irrational-looking points: an identity that holds at all of them is an
 # identity; the negative ones catch |x| versus x.
 SAMPLE_POINTS = (0.5772156649, 1.4142135623, 2.7182818284, -0.3183098861, -1.6180339887, 3.1415926535)
@@ -280,24 +281,35 @@ def _expand_is_cheap(expr: Any) -> bool:
     return True
 
 
-def _samples(a: Any, b: Any) -> Iterator[tuple[complex, complex]]:
+def _samples(a: Any, b: Any) -> Iterator[tuple[int, complex, complex]]:
     """The values of `a` and `b` at each fixed point where both evaluate."""
-    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
-    for i, point in enumerate(SAMPLE_POINTS):
+    symbols = a.free_symbols | b.free_symbols
+    for i in range(len(SAMPLE_POINTS)):
         _check_budget()
-        # A different value for each symbol, so `x - y` is not sampled as 0.
-        subs = {s: point + 0.1173 * j * (i + 1) for j, s in enumerate(symbols)}
+        subs = _point(symbols, i)
         va, vb = _num(a, subs), _num(b, subs)
         if va is not None and vb is not None:
-            yield va, vb
+            yield i, va, vb
+
+
+def _point(symbols: set[Any], i: int) -> dict[Any, float]:
+    # A different value for each symbol, so `x - y` is not sampled as 0.
+    return {s: SAMPLE_POINTS[i] + 0.1173 * j * (i + 1) for j, s in enumerate(sorted(symbols, key=str))}
 
 
 def _sampled_equal(a: Any, b: Any, tol: float) -> bool | None:
-    """Compare at fixed points; None when too few points evaluate on both sides."""
+    """Compare at fixed points; None when too few points evaluate on both sides. Below
+    a double's resolution the difference itself is evaluated at PRECISION digits, at
+    the first point: two expressions that differ anywhere differ there (`x + 10^{-16}`
+    is not `x`), and one more evaluation is all it costs."""
     agree = 0
-    for va, vb in _samples(a, b):
-        if not _close(va, vb, tol):
+    for i, va, vb in _samples(a, b):
+        if not _close(va, vb, max(tol, SAMPLE_TOL)):
             return False
+        if agree == 0 and tol < SAMPLE_TOL:
+            d = _num(a - b, _point(a.free_symbols | b.free_symbols, i))
+            if d is None or abs(d) > tol * max(abs(va), abs(vb), 1.0):
+                return False
         agree += 1
     return True if agree >= 3 else None
 
@@ -344,7 +356,7 @@ def exprs_equal(a: Any, b: Any, rel_tol: float, numeric_tolerance: bool = False)
     # The identity test first: both sides at PRECISION digits at points no identity
     # holds at by accident. Only what it cannot decide (too few points evaluate) goes
     # to expansion and simplification, which can run long on correct answers.
-    sampled = _sampled_equal(a, b, max(tol, IDENTITY_TOL))
+    sampled = _sampled_equal(a, b, IDENTITY_TOL if tol == EXACT_TOL else max(tol, SAMPLE_TOL))
     if sampled is not None:
         return sampled
     diff = a - b
@@ -367,7 +379,7 @@ def relations_equal(a_lhs: Any, a_rhs: Any, b_lhs: Any, b_rhs: Any, sign: int) -
         return False
     ratio: complex | None = None
     points = 0
-    for v1, v2 in _samples(d1, d2):
+    for _, v1, v2 in _samples(d1, d2):
         if abs(v2) < 1e-12 or abs(v1) < 1e-12:
             if not (abs(v2) < 1e-12 and abs(v1) < 1e-12):
                 return False

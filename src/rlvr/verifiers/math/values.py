@@ -34,6 +34,10 @@ _FIRST_WORD_RE = re.compile(r"[ \t]*([(,;]?)[ \t]*([^\W\d_]+)")
 # An inline `$...$` span is short and on one line; a `$` that "closes" further on is
 # a currency sign.
 MAX_INLINE_SPAN_CHARS = 200
+# Math holds few words that are not commands; this many is a sentence between two amounts.
+MIN_PROSE_WORDS = 5
+_PROSE_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}\b")
+_OPERATOR_ENDS = ("+", "-", "=", "*", "/", "x", "\u00d7", "\\times", "\\cdot")
 _SPAN_DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 _CONNECTIVE_RE = re.compile(
     r"[ \t]*(?:,|;|&|\band\b|\bor\b|和|或|и|\bet\b|\by\b|\bund\b)[ \t]*(?:\band\b|\bor\b)?[ \t]*"
@@ -77,10 +81,20 @@ def _span_at(text: str, at: int) -> tuple[str, int] | None:
             if close <= at + len(left):
                 return None
             content = text[at + len(left) : close]
-            if left == "$" and ("\n" in content or len(content) > MAX_INLINE_SPAN_CHARS):
-                return None  # `$15. I think ... $`: a currency sign, not a span
+            if left == "$" and _currency(content):
+                return None
             return content.strip(), close + len(right)
     return None
+
+
+def _currency(content: str) -> bool:
+    """`$15. I think ... $` or `$32,400 - $24,000`: dollar signs, not a math span (one
+    spans lines or runs long, or ends where the next amount's sign begins)."""
+    if "\n" in content or len(content) > MAX_INLINE_SPAN_CHARS:
+        return True
+    if len(_PROSE_WORD_RE.findall(content)) >= MIN_PROSE_WORDS:
+        return True  # `$320. I think that's the way to go. So I'll go with $`
+    return content[:1].isdigit() and content.rstrip().endswith(_OPERATOR_ENDS)
 
 
 def span_list(tail: str) -> str | None:

@@ -42,9 +42,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
-from rlvr.verifiers.math import choices, fallbacks, symbolic
+from rlvr.verifiers.math import choices, compare, fallbacks, symbolic
 from rlvr.verifiers.math.compare import Decision, View, decide_cached, view
-from rlvr.verifiers.math.extract import Mode, answer_region, extract_answer, extract_gold
+from rlvr.verifiers.math.extract import Extracted, Mode, answer_region, extract_answer, extract_gold
 from rlvr.verifiers.math.normalize import normalize
 from rlvr.verifiers.math.structure import Relation, Scalar, Seq, Union
 
@@ -159,6 +159,8 @@ class MathVerifier:
         symbolic.set_budget(params.symbolic_budget_s)
         try:
             return self._verify(item, params, ground_truth)
+        except compare.SYMPY_FAILURES as exc:
+            return Outcome(0.0, Verdict.INCORRECT, f"the answer cannot be compared ({type(exc).__name__})", {})
         except symbolic.BudgetExceeded:
             return Outcome(
                 0.0,
@@ -186,7 +188,7 @@ class MathVerifier:
         found = extract_answer(response, params.extraction)
         details["extraction"] = found.method
         if gold.view.choice is not None:
-            return _graded_choice(gold.view.choice, found.answer, item, details)
+            return _graded_choice(gold.view.choice, found, item, details)
         if found.answer is None or not found.answer.strip():
             details["stage"] = "extraction"
             return Outcome(0.0, Verdict.NO_ANSWER, "no final answer found", details)
@@ -204,9 +206,11 @@ class MathVerifier:
         if not decision.equal and found.method in _LAST_SIDE_METHODS and _equation_shaped(gold):
             # The fallback kept the last side of the response's equation; the gold is an
             # equation (or several), so the response's equation as written is what to compare.
-            whole = fallbacks.whole_equation(response)
+            whole = fallbacks.whole_equation(answer_region(response))
             # A chain (`x = 10/2 = 6`) is read by its last side only, never by its first.
-            if whole is not None and len(whole) <= params.max_answer_chars and fallbacks.chain_value(whole) is None:
+            # And only the equation the answer was read from: the one that ends in it.
+            same = whole is not None and _ends_with(whole, answer) and len(whole) <= params.max_answer_chars
+            if same and whole is not None and fallbacks.chain_value(whole) is None:
                 retry = decide_cached(gold.view, whole, params.rel_tol, params.numeric_tolerance)
                 if retry.equal:
                     answer, decision = whole, retry
@@ -241,11 +245,24 @@ class MathVerifier:
         return _outcome(True, decision.reason, details)
 
 
-def _graded_choice(gold: str, answer: str | None, item: GradeInput, details: dict[str, Any]) -> Outcome:
+_STATED_METHODS = frozenset(
+    {"boxed", "answer_tag", "answer_tag+boxed", "answer_tag+phrase", "json", "gsm8k", "answer_line", "named_answer"}
+)
+
+
+def _graded_choice(gold: str, found: Extracted, item: GradeInput, details: dict[str, Any]) -> Outcome:
     """A multiple-choice gold: the letter the answer names, or the option whose value
-    it states, or the last statement naming an option (`choices.py`)."""
+    it states, or the last statement naming an option (`choices.py`). Boxes offered
+    together that name different options are a hedge."""
+    answer = found.answer
+    named = {choices.letter_of(c) for c in found.candidates} - {None}
+    if len(named) > 1:
+        details["stage"], details["hedge"] = "choice", True
+        return _outcome(False, f"hedging: several options named ({', '.join(sorted(map(str, named)))})", details)
     letter = choices.letter_of(answer) if answer else None
-    if letter is None and answer:
+    if letter is None and answer and found.method.split("_after_")[0] in _STATED_METHODS:
+        # Only a value stated as the answer names an option: a cut rollout's last
+        # equation happening to equal one does not.
         letter = choices.option_letter(answer, choices.options(item.prompt))
     if letter is None:
         letter = choices.stated_letter(answer_region(item.response))
@@ -258,6 +275,11 @@ def _graded_choice(gold: str, answer: str | None, item: GradeInput, details: dic
         return _outcome(False, "the answer names no single option", details)
     details["normalized"] = letter
     return _outcome(letter == gold, f"choice {letter} vs {gold}", details)
+
+
+def _ends_with(equation: str, side: str) -> bool:
+    squeeze = str.maketrans("", "", " \t$")
+    return equation.translate(squeeze).endswith(side.translate(squeeze))
 
 
 def _worked_result(answer: str) -> str | None:
@@ -290,7 +312,9 @@ def _question_expressions(prompt: str) -> frozenset[str]:
 
 
 MAX_QUESTION_CHARS = 20_000
-_OPERATION_RE = re.compile(r"[-+*/^]|\\(?:frac|sqrt|cdot|times|div|sin|cos|tan|log|ln|sum|prod|int|binom)")
+# An operation between operands (`a + b`, `2^{10}`, `\\binom{10}{3}`, `\\sin 100`): a
+# lone number, `-3` or `\\frac{2}{3}` is a value the question may name as an option.
+_OPERATION_RE = re.compile(r"(?<=[\w})])\s*[-+*/^]|\\(?:cdot|times|div|sin|cos|tan|log|ln|sum|prod|int|binom)\b")
 
 
 # Fallbacks that keep only the last side of an equation they read.
