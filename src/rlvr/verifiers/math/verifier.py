@@ -135,9 +135,11 @@ class MathVerifier:
     # cached under old rules from being served.
     version = "2.2.0"
     description = (
-        "Final answer (what the response states last: text after </think> first; an unretracted, "
-        "un-negated \\boxed{}, an <answer> tag, then '#### x', 'Answer: x' lines, a final sentence, "
-        "a final equation, a math span; extraction='strict' reads only boxes and tags) equals the ground truth: "
+        "Final answer (what the response states last, in the model's own turn under any chat or reasoning "
+        "template: text after the thinking first; an unretracted, un-negated \\boxed{}, an <answer> tag, a "
+        "JSON reply's answer field, then '#### x', answer lines in many languages ('Answer:', 'Ответ:', "
+        "'答案：'), a final sentence, a final equation, a math span; a letter gold reads the option named; "
+        "extraction='strict' reads only boxes and tags) equals the ground truth: "
         "string, then numeric (no sympy), then symbolic equivalence. Hedged answers are incorrect. "
         "A decimal equals an exact ground truth (integer, fraction, radical, pi) only when its value is "
         "exactly equal (0.5 = 1/2, but 0.3333 != 1/3); a decimal ground truth allows rel_tol; "
