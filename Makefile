@@ -6,7 +6,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test bench bytecode openapi lint clean train-demo
+.PHONY: run test bench bytecode openapi lint clean train-demo job-env
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,22 @@ $(VENV)/.train-$(DEPS_HASH): $(VENV)/bin/python
 	$(PIP) install --quiet -e '.[train]'
 	touch $@
 
+# The job environment (rlvr.sandboxes.jobenv): the pinned Python packages programs may
+# import, apart from the service's own, in $(JOBS_ENV)/python, where the sandbox looks
+# by default (RLVR_JOB_PYTHON_PATH names another). --no-deps: the file pins every
+# dependency, so the set is exactly its list. Built again when the file changes. Node's
+# lodash is Debian's node-lodash (apt-get install node-lodash; .ci/run installs it).
+JOBS_ENV ?= .venv-jobs
+JOBS_REQUIREMENTS := src/rlvr/sandboxes/job-requirements.txt
+JOBS_HASH := $(shell cksum < $(JOBS_REQUIREMENTS) | cut -d' ' -f1)
+
+$(JOBS_ENV)/.built-$(JOBS_HASH): $(VENV)/bin/python
+	rm -rf $(JOBS_ENV)
+	$(PIP) install --quiet --no-deps --only-binary=:all: --target $(JOBS_ENV)/python -r $(JOBS_REQUIREMENTS)
+	touch $@
+
+job-env: $(JOBS_ENV)/.built-$(JOBS_HASH)
+
 # GRPO on the built-in arithmetic task against a local `rlvr serve`: runs/demo/summary.json,
 # log.jsonl and curves.png.
 train-demo: $(VENV)/.train-$(DEPS_HASH)
@@ -48,13 +64,13 @@ train-demo: $(VENV)/.train-$(DEPS_HASH)
 bytecode: $(VENV)/bin/python
 	$(PY) -m compileall -q src/rlvr
 
-run: $(VENV)/.run-$(DEPS_HASH) bytecode
+run: $(VENV)/.run-$(DEPS_HASH) bytecode job-env
 	$(VENV)/bin/rlvr serve --host $(HOST) --port $(PORT)
 
-test: $(VENV)/.dev-$(DEPS_HASH) bytecode
+test: $(VENV)/.dev-$(DEPS_HASH) bytecode job-env
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-bench: $(VENV)/.dev-$(DEPS_HASH) bytecode
+bench: $(VENV)/.dev-$(DEPS_HASH) bytecode job-env
 	$(PY) -m bench.service
 	$(PY) -m bench.math_grading
 	$(PY) -m bench.sandbox
@@ -77,4 +93,4 @@ lint: $(VENV)/.lint-$(DEPS_HASH)
 	$(VENV)/bin/lint-imports
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build src/rlvr.egg-info
+	rm -rf $(VENV) $(JOBS_ENV) .pytest_cache .mypy_cache .ruff_cache build src/rlvr.egg-info

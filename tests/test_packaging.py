@@ -136,7 +136,7 @@ def _check_installed(venv: Path, url: str | None) -> dict[str, str]:
         import rlvr
         from rlvr import {", ".join(PUBLIC_NAMES)}
         from rlvr.service.app import create_app
-        from rlvr.sandboxes.local.sandbox import zygote_command
+        from rlvr.sandboxes.local.wiring import zygote_command
         result = {{"rlvr": rlvr.__file__}}
         for name in {NEIGHBOURS!r}:
             spec = importlib.util.find_spec(name)

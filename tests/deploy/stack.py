@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from tests.sandboxes import job_wheels
 from tests.services import ROOT, free_port, require
 
 TEST_IMAGE = "rlvr:deploy-test"
@@ -72,6 +73,12 @@ def build_image() -> None:
     subprocess.run(
         [*pip, "--find-links", str(wheels), "-w", str(wheels), ".[redis,docker]", *EXTRA_WHEELS], cwd=ROOT, check=True
     )
+    # The job environment's wheels, for the image's Python (see docker/service.Dockerfile).
+    pip = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
+    subprocess.run(
+        [*pip, *job_wheels.TARGET, "-d", str(wheels), "-r", str(job_wheels.REQUIREMENTS)], cwd=ROOT, check=True
+    )
+    job_wheels.download()  # and the sandbox image's (docker/sandbox.Dockerfile), in build/job-wheels
     build = ["docker", "build", "--quiet", "-f", "docker/service.Dockerfile", "--build-arg", f"WHEELS={WHEELS}"]
     subprocess.run(
         [*build, "-t", TEST_IMAGE, "."], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, timeout=BUILD_TIMEOUT_S

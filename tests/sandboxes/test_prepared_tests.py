@@ -34,6 +34,7 @@ def test_prepared_tests_carry_the_reads_and_code_the_job_would_work_out(suite: S
     prepared = split.prepare_tests(tests)
     sources = split._sources(tests)
     assert prepared["reads"] == names.global_reads(sources)
+    assert prepared["entry"] == (tests["entry_point"] if tests["kind"] == "check" else names.assert_entry(sources))
     assert len(prepared["code"]) == len(sources)
     for code, (source, filename) in zip(prepared["code"], sources, strict=True):
         try:
@@ -43,7 +44,7 @@ def test_prepared_tests_carry_the_reads_and_code_the_job_would_work_out(suite: S
         assert (type(code) is CodeType) == (expected is not None)
         if expected is not None:
             assert code.co_code == expected.co_code and code.co_filename == filename
-    assert {k: v for k, v in prepared.items() if k not in ("reads", "code")} == tests
+    assert {k: v for k, v in prepared.items() if k not in ("reads", "entry", "code")} == tests
     assert split.prepare_tests(dict(tests)) is prepared  # the G responses to one prompt share it
 
 

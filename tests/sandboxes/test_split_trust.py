@@ -16,7 +16,7 @@ from rlvr.sandboxes import RunSpec, Status
 from rlvr.sandboxes.jobs import AssertSuite, CheckSuite, SplitJob
 from rlvr.sandboxes.local import isolate, zygote
 from rlvr.sandboxes.local.sandbox import LocalSandbox
-from rlvr.sandboxes.runner import split
+from rlvr.sandboxes.runner import link, split
 
 
 def run_split(sb: LocalSandbox, code: str, tests: list[str], setup: str | None = None) -> list[dict[str, Any]]:
@@ -348,11 +348,11 @@ def test_ordinary_exceptions_still_reach_tests_that_expect_them(sb: LocalSandbox
     ],
 )
 def test_program_exception_is_never_control_flow(answer: dict[str, Any]) -> None:
-    exc = split.program_exception({**answer, "msg": "m"})
+    exc = link.program_exception({**answer, "msg": "m"})
     assert not isinstance(
         exc, StopIteration | StopAsyncIteration | AssertionError | GeneratorExit | KeyboardInterrupt | SystemExit
     )
-    assert isinstance(exc, split.ProgramAborted | split.ProgramError)
+    assert isinstance(exc, link.ProgramAborted | link.ProgramError)
 
 
 def test_the_halves_see_different_tmp_filesystems(sb: LocalSandbox) -> None:

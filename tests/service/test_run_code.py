@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import shutil
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -98,6 +99,18 @@ def test_files_in_and_out(http: httpx.Client) -> None:
     body = run(http, code=code, language="python", files=files, fetch_files=["out/up.txt", "bin", "missing.txt"])
     assert body["status"] == "Success", body
     assert body["files"] == {"out/up.txt": b64(b"HELLO"), "bin": b64(bytes(range(256)))}
+
+
+def test_absolute_fetch_paths_read_inside_the_programs_sandbox(http: httpx.Client, tmp_path: Path) -> None:
+    # SandboxFusion joins fetch paths to the working directory, so an absolute one is read
+    # as such; here inside the job's own filesystem, where its working directory is /tmp.
+    host_file = tmp_path / "host-secret"
+    host_file.write_text("the server's")
+    code = "open('a.txt', 'w').write('mine')"
+    fetch = ["/tmp/a.txt", "a.txt", str(host_file), "/etc/hostname", "/proc/self/environ"]
+    body = run(http, code=code, language="python", fetch_files=fetch)
+    assert body["status"] == "Success", body
+    assert body["files"] == {"/tmp/a.txt": b64(b"mine"), "a.txt": b64(b"mine")}
 
 
 def test_program_cannot_forge_its_result(http: httpx.Client) -> None:
@@ -211,6 +224,8 @@ def test_status_rule(result: RunResult, status: str, run_status: str | None) -> 
         ({"code": "x", "language": "python", "files": ["a"]}, "files"),
         ({"code": "x", "language": "python", "fetch_files": ["a/../../b"]}, "fetch_files"),
         ({"code": "x", "language": "python", "fetch_files": "a"}, "fetch_files"),
+        ({"code": "x", "language": "python", "fetch_files": ["/tmp/../etc/passwd"]}, "fetch_files"),
+        ({"code": "x", "language": "python", "fetch_files": [""]}, "fetch_files"),
     ],
 )
 def test_bad_requests_name_the_field(http: httpx.Client, request_body: dict[str, Any], fragment: str) -> None:

@@ -54,7 +54,7 @@ def open_sandbox(config: SandboxConfig) -> Sandbox:
     return get_local_sandbox(config)
 
 
-def _probe() -> IsolationReport:
+def _probe(config: SandboxConfig) -> IsolationReport:
     # A subprocess, not a fork: this may be called from the multi-threaded server.
     global _probe_report
     if _probe_report is not None:
@@ -62,11 +62,12 @@ def _probe() -> IsolationReport:
     import json
     import subprocess
 
-    from rlvr.sandboxes.local.sandbox import zygote_command
+    from rlvr.sandboxes.local.wiring import zygote_command, zygote_env
 
     try:
         out = subprocess.run(
-            zygote_command("--probe"),
+            zygote_command("--probe", job_env=config.job_env),
+            env=zygote_env(config.job_env),
             capture_output=True,
             timeout=PROBE_TIMEOUT_S,
             check=True,
@@ -93,4 +94,6 @@ def isolation_report(config: SandboxConfig | None = None) -> IsolationReport:
         return probe(config.docker)
     if config.backend != "local":
         return {"backend": config.backend, "isolation": "none", "error": f"backend {config.backend!r} not available"}
-    return {"backend": "local", **_probe()}
+    from rlvr.sandboxes import jobenv
+
+    return {"backend": "local", **_probe(config), "job_environment": jobenv.report(config.job_env)}

@@ -53,7 +53,11 @@ class Limits:
 
     wall_s: float = 10.0
     cpu_s: int = 10
+    # What the job's processes use together (its cgroup, where there is one), and each
+    # process's address space (RLIMIT_AS; 0: `memory_mb`). Apart for node, whose V8
+    # reserves gigabytes of address space it never uses.
     memory_mb: int = 512
+    address_space_mb: int = 0
     nproc: int = 64
     fsize_mb: int = 16
     nofile: int = 256

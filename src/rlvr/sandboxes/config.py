@@ -19,6 +19,8 @@ hands it to the verifiers that run programs; nothing else reads a sandbox limit.
 | max_output_bytes            | 8 MiB     | stdout/stderr past which a job is killed                |
 | max_channel_bytes           | 32 MiB    | the runner's records past which a job is killed         |
 | max_records                 | 10,000    | records past which a job is killed                      |
+| job_env                     | see below | what programs may import and require beyond the       |
+|                             |           | standard library (`rlvr.sandboxes.jobenv`)             |
 | docker.*                    |           | the Docker backend's containers (`DockerConfig`; the  |
 |                             |           | service's `RLVR_DOCKER_*` settings)                     |
 
@@ -39,6 +41,7 @@ from rlvr.sandboxes.base import (
     IsolationLevel,
     Limits,
 )
+from rlvr.sandboxes.jobenv import JobEnvironment
 
 __all__ = [
     "DEFAULT_COMPILE_MEMORY_MB",
@@ -65,6 +68,7 @@ __all__ = [
     "DEFAULT_NODE_MEMORY_MB",
     "DEFAULT_SANDBOX_BACKEND",
     "MAX_JOBS_IN_FLIGHT_LIMIT",
+    "NODE_RUNTIME_MB",
     "DockerConfig",
     "SandboxBackend",
     "SandboxConfig",
@@ -86,6 +90,9 @@ DEFAULT_JOB_WALL_S = 24.0
 DEFAULT_COMPILE_TIMEOUT_S = 15.0
 DEFAULT_COMPILE_MEMORY_MB = 2048
 DEFAULT_NODE_MEMORY_MB = 4096
+# A node job's memory (its cgroup) is its program's limit and this much more: node's
+# own footprint beside the heap and buffers, the runner's, and the job's small files.
+NODE_RUNTIME_MB = 128
 DEFAULT_MAX_OUTPUT_PER_TEST_BYTES = 1024 * 1024
 
 
@@ -142,6 +149,7 @@ class SandboxConfig:
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
     max_channel_bytes: int = DEFAULT_MAX_CHANNEL_BYTES
     max_records: int = DEFAULT_MAX_RECORDS
+    job_env: JobEnvironment = field(default_factory=JobEnvironment)
     docker: DockerConfig = field(default_factory=DockerConfig)
 
     def limits(self, **job: Any) -> Limits:

@@ -4,29 +4,32 @@ SkyRL and others switch to it by configuration alone
 
 The wire format is SandboxFusion's (`sandbox/server/sandbox_api.py`): `files` maps
 relative paths to base64 contents written into the program's working directory before
-it runs; `fetch_files` are read back afterwards, base64, those that exist. The status
-rule is theirs: an `Error` step is `SandboxError`, else a time limit or a non-zero exit
-code is `Failed`, else `Success`. A failure of the sandbox itself is HTTP 200 with
-`SandboxError` (verl retries only on 504); nothing the program does produces one.
+it runs; `fetch_files` are read back afterwards, base64, those that exist (relative to
+the working directory or absolute, as SandboxFusion joins them; read inside the job's own
+filesystem, never the server's). The status rule is theirs: an `Error` step is
+`SandboxError`, else a time limit or a non-zero exit code is `Failed`, else `Success`.
+A failure of the sandbox itself is HTTP 200 with `SandboxError` (verl retries only on
+504); nothing the program does produces one.
 
 Programs run as `program` jobs (`rlvr.sandboxes.runner.program`) in the same sandbox,
 at the same isolation policy and with the same per-language limits as the `code`
-verifier, in a pool of processes (each with its own sandbox zygote) so that the event
-loop never waits on them. Differences: an output past `MAX_OUTPUT_BYTES` ends the run
-(SandboxFusion truncates it); the runner kills the program at its limits rather than
-letting it finish.
+verifier, in `--workers` slots, each a process with its own sandbox zygote that runs one
+job at a time, so that the event loop never waits on them. A request waits for a free
+slot before its job starts: a queue behind slow programs never eats into a program's own
+limits, and a lost or wedged slot is replaced alone. Differences: an output past
+`MAX_OUTPUT_BYTES` ends the run (SandboxFusion truncates it); the runner kills the
+program at its limits rather than letting it finish; only /tmp (the working directory)
+and /mnt (an alias of it) are writable, where SandboxFusion's lite mode lets a program
+write anywhere in a throwaway copy of the filesystem.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
-import concurrent.futures
 import logging
 import math
 import shutil
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request
@@ -39,7 +42,7 @@ from rlvr.sandboxes.jobs import ProgramJob
 from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
 from rlvr.service.asgi import StrictJSONResponse
 from rlvr.service.bodies import parse_body, parse_off_loop
-from rlvr.service.dispatch.spawning import WorkerContext
+from rlvr.service.dispatch.slots import SlotLost, SlotPool
 from rlvr.service.drain import Drain
 from rlvr.service.errors import ShuttingDown
 from rlvr.service.models import ErrorResponse
@@ -70,7 +73,9 @@ class RunCodeRequest(BaseModel):
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     code: str = Field(max_length=MAX_PROGRAM_CHARS, description="The program.")
-    language: Language = Field(description="python, cpp (g++ -O2 -std=c++17) or nodejs.")
+    language: Language = Field(
+        description="python, cpp (g++ -O2 -std=c++17, as SandboxFusion) or nodejs."
+    )
     stdin: str | None = Field(None, max_length=MAX_STDIN_CHARS, description="The program's standard input.")
     compile_timeout: float = Field(10, gt=0, le=MAX_COMPILE_TIMEOUT_S, description="Seconds (cpp).")
     run_timeout: float = Field(10, gt=0, le=MAX_RUN_TIMEOUT_S, description="Seconds.")
@@ -80,7 +85,11 @@ class RunCodeRequest(BaseModel):
     files: dict[str, str | None] = Field(
         default_factory=dict, description="Relative path -> base64 content, written before the run (null: skipped)."
     )
-    fetch_files: list[str] = Field(default_factory=list, description="Relative paths returned, base64, after the run.")
+    fetch_files: list[str] = Field(
+        default_factory=list,
+        description="Paths returned, base64, after the run, those that exist: relative to the program's working"
+        " directory, or absolute (as SandboxFusion's), read inside the program's sandbox, never the server's files.",
+    )
 
     @field_validator("memory_limit_MB")
     @classmethod
@@ -108,15 +117,19 @@ class RunCodeRequest(BaseModel):
     @classmethod
     def _fetch_files(cls, paths: list[str]) -> list[str]:
         for path in paths:
-            _check_path(path)
+            _check_path(path, absolute=True)
         return paths
 
 
-def _check_path(path: str) -> None:
-    """A path inside the working directory: relative, without `..`."""
+def _check_path(path: str, absolute: bool = False) -> None:
+    """A path without `..`, relative (inside the working directory) unless `absolute`:
+    the runner reads an absolute one inside the job's own filesystem, and only where
+    the program can write."""
     parts = path.split("/")
-    if not path or len(path) > MAX_PATH_CHARS or path.startswith("/") or ".." in parts or "\0" in path:
-        raise ValueError(f"{path[:100]!r}: a path must be relative, inside the working directory, without '..'")
+    if not path or len(path) > MAX_PATH_CHARS or ".." in parts or "\0" in path:
+        raise ValueError(f"{path[:100]!r}: a path must be non-empty, without '..'")
+    if path.startswith("/") and not absolute:
+        raise ValueError(f"{path[:100]!r}: a path must be relative, inside the working directory")
 
 
 class CommandRunResult(BaseModel):
@@ -255,42 +268,27 @@ def _run_job(config: SandboxConfig, spec: RunSpec) -> RunResult:
 
 
 class RunCodePool:
-    """Processes that run `/run_code` jobs, one at a time each; started on first use."""
+    """The `/run_code` jobs' processes (`dispatch.slots`): `processes` of them, one job
+    each at a time, started on first use. A job's clock starts when a process takes it."""
 
     def __init__(self, config: SandboxConfig, processes: int) -> None:
         self.config = config
         self.processes = processes
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
-
-    def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
-        if self._pool is None:
-            # forkserver: the API process is multi-threaded, and must not be forked.
-            self._pool = concurrent.futures.ProcessPoolExecutor(self.processes, mp_context=WorkerContext())
-        return self._pool
+        self._slots = SlotPool(processes, _run_job)
 
     async def run(self, request: RunCodeRequest) -> dict[str, Any]:
         missing = missing_toolchain(request)
         if missing is not None:
             return sandbox_error(missing)
         spec = job_spec(request, self.config)
-        loop = asyncio.get_running_loop()
         try:
-            future = loop.run_in_executor(self._executor(), _run_job, self.config, spec)
-            result = await asyncio.wait_for(future, spec.limits.wall_s + POOL_GRACE_S)
-        except (BrokenProcessPool, TimeoutError) as exc:
-            self.close(kill=True)  # a fresh pool for the next request
-            return sandbox_error(f"sandbox process lost: {type(exc).__name__}")
+            result = await self._slots.run(self.config, spec, deadline_s=spec.limits.wall_s + POOL_GRACE_S)
+        except SlotLost as exc:
+            return sandbox_error(f"sandbox process lost: {exc}")
         return response_of(result)
 
-    def close(self, kill: bool = False) -> None:
-        pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        if kill:
-            # A process past its job's wall limit is wedged: shutdown alone would leave it.
-            for process in list((pool._processes or {}).values()):
-                process.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+    def close(self) -> None:
+        self._slots.close()
 
 
 def add_run_code_routes(app: FastAPI, pool: RunCodePool, drain: Drain) -> None:

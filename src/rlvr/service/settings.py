@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from rlvr.sandboxes import config as sandbox_defaults
 from rlvr.sandboxes.base import IsolationLevel
 from rlvr.sandboxes.config import DockerConfig, SandboxBackend, SandboxConfig
+from rlvr.sandboxes.jobenv import JobEnvironment
 from rlvr.verifiers.config import BuiltinConfig
 
 DEFAULT_MAX_ITEMS = 10_000
@@ -205,6 +206,17 @@ class Settings(BaseSettings):
         sandbox_defaults.DEFAULT_MAX_RECORDS, ge=16, description="Records (tests, steps) past which a job is killed."
     )
     # RLVR_SANDBOX=docker: one hardened container per job (rlvr.sandboxes.docker).
+    job_python_path: str | None = Field(
+        None,
+        description="Directories (separated by ':') of the Python packages programs may import, apart from the "
+        "service's own (default: the checkout's .venv-jobs/python that `make` builds, or the images' "
+        "/opt/rlvr-jobs/python; empty: none).",
+    )
+    job_node_path: str | None = Field(
+        None,
+        description="Directories (separated by ':') node programs may require packages from, as NODE_PATH "
+        "(default: /usr/share/nodejs, where Debian's node-lodash is; empty: none).",
+    )
     docker_url: str = Field(sandbox_defaults.DEFAULT_DOCKER_URL, description="Docker daemon of the docker sandbox.")
     docker_image: str = Field(
         sandbox_defaults.DEFAULT_DOCKER_IMAGE,
@@ -252,6 +264,7 @@ def builtin_config(settings: Settings) -> BuiltinConfig:
             max_output_bytes=settings.sandbox_max_output_bytes,
             max_channel_bytes=settings.sandbox_max_channel_bytes,
             max_records=settings.sandbox_max_records,
+            job_env=JobEnvironment.from_settings(settings.job_python_path, settings.job_node_path),
             docker=DockerConfig(
                 url=settings.docker_url,
                 image=settings.docker_image,

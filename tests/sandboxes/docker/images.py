@@ -1,6 +1,7 @@
 """The sandbox image for the tests, built once per session from this checkout
 (docker/sandbox.Dockerfile) on the base image the Dockerfile names: in CI that is
-the stand-in `.ci/stand-in-images` builds. RLVR_TEST_SANDBOX_BASE names another base."""
+the stand-in `.ci/stand-in-images` builds. RLVR_TEST_SANDBOX_BASE names another base;
+RLVR_TEST_SANDBOX_IMAGE names an image already built to use instead (no build)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from typing import Any
 
 from rlvr.sandboxes.config import DEFAULT_DOCKER_URL, DockerConfig
 from rlvr.sandboxes.docker import containers, image
+from tests.sandboxes import job_wheels
 from tests.services import ROOT, require
 
-TEST_IMAGE = "rlvr-sandbox:test"
+PREBUILT = os.environ.get("RLVR_TEST_SANDBOX_IMAGE")
+TEST_IMAGE = PREBUILT or "rlvr-sandbox:test"
 # Small, so the tests see the pool empty and refill too.
 TEST_POOL_SIZE = 2
 
@@ -26,7 +29,10 @@ def _build() -> str | None:
         api.ping()
     except Exception as exc:
         return f"a Docker daemon ({type(exc).__name__}: {exc})"
+    if PREBUILT:
+        return None
     try:
+        job_wheels.download()
         image.build(api, ROOT, TEST_IMAGE, base=os.environ.get("RLVR_TEST_SANDBOX_BASE"))
     except Exception as exc:
         return f"the sandbox image (build failed: {exc})"

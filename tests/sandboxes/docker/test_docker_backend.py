@@ -79,14 +79,15 @@ def test_containers_are_made_hardened(sandbox: DockerSandbox, docker_config: Doc
     host = info["HostConfig"]
     assert host["NetworkMode"] == "none" and host["IpcMode"] == "none"
     assert host["ReadonlyRootfs"] is True
-    assert host["CapDrop"] == ["ALL"] and not host["CapAdd"]
+    assert host["CapDrop"] == ["ALL"]
+    assert sorted(cap.removeprefix("CAP_") for cap in host["CapAdd"]) == sorted(containers.START_CAPABILITIES)
     assert "no-new-privileges" in host["SecurityOpt"]
     assert host["PidsLimit"] == docker_config.pids
     assert host["Memory"] == host["MemorySwap"] == docker_config.memory_mb * 1024 * 1024
     assert host["NanoCpus"] == int(docker_config.cpus * 1e9)
     assert f"size={docker_config.tmp_mb}m" in host["Tmpfs"]["/tmp"]
     assert host["Runtime"] == docker_config.runtime and host["AutoRemove"] is True
-    assert info["Config"]["User"] == docker_config.user
+    assert info["Config"]["User"] == containers.START_USER
     assert info["Config"]["Labels"][containers.LABEL_OWNER] == sandbox.owner.token
 
 
@@ -247,24 +248,26 @@ def test_a_killed_worker_leaves_no_container_once_the_janitor_ran(docker_config:
 
 
 def test_a_split_jobs_program_cannot_touch_its_test_half(docker_config: DockerConfig) -> None:
-    # One uid for both halves in a container: the guard filter is what keeps the test
-    # half alive. Had any of these reached it before it took the job, the item would be
-    # masked; after, it would fail. Refused, the right program passes.
+    # The halves have different uids: had any of these reached the test half before it
+    # took the job, the item would be masked; after, it would fail. Refused by the
+    # kernel, the right program passes (tests/sandboxes/test_hostile_both_backends.py
+    # has the many other routes).
     program = (
         "import os, resource, signal\n"
         "parent = os.getppid()\n"
-        "for target in (parent, -parent, 0, -1):\n"
+        "for target in (parent, 1):\n"
         "    try:\n"
         "        os.kill(target, signal.SIGKILL)\n"
         "    except OSError:\n"
         "        pass\n"
-        "try:\n"
-        "    resource.prlimit(parent, resource.RLIMIT_CPU, (0, 0))\n"
-        "except OSError:\n"
-        "    pass\n"
+        "for target in (parent, 1):\n"
+        "    try:\n"
+        "        resource.prlimit(target, resource.RLIMIT_CPU, (0, 0))\n"
+        "    except OSError:\n"
+        "        pass\n"
         "def f(x):\n"
         "    return 2 * x\n"
     )
-    check = {"test": "def check(candidate):\n    assert candidate(2) == 4\n", "entry_point": "f"}
-    out = grade(docker_config, program, check)
-    assert out.score == 1.0 and not out.mask, out
+    test = "def check(candidate):\n    for x in range(3):\n        assert candidate(x) == 2 * x\n"
+    out = grade(docker_config, program, {"test": test, "entry_point": "f"})
+    assert out.details["mode"] == "split" and out.score == 1.0 and not out.mask, out

@@ -98,9 +98,57 @@ def test_an_es_module_script_passes() -> None:
     assert out.score == 1.0, (out.verdict, out.reason)
 
 
+# ES module imports, which node 18 (Debian's, in the image and in CI) runs only from a
+# `.mjs` file, and no node runs in the call harness's script: they become requires.
+ESM_IMPORTS = {
+    "default": "import fs from 'fs';\nconst read = () => fs.readFileSync(0, 'utf8');\n",
+    "named": "import { readFileSync } from 'fs';\nconst read = () => readFileSync(0, 'utf8');\n",
+    "renamed": "import { readFileSync as rf } from 'fs';\nconst read = () => rf(0, 'utf8');\n",
+    "namespace": "import * as fs from 'fs';\nconst read = () => fs.readFileSync(0, 'utf8');\n",
+    "node_prefix": "import { readFileSync } from 'node:fs';\nconst read = () => readFileSync(0, 'utf8');\n",
+    "multi_line": "import {\n  readFileSync,\n} from 'fs';\nconst read = () => readFileSync(0, 'utf8');\n",
+    "default_and_named": "import fs, { readFileSync } from 'fs';\nconst read = () => readFileSync(0, 'utf8');\n",
+    "bare_and_named": "import 'util';\nimport { readFileSync as r } from \"fs\";\nconst read = () => `${r(0)}`;\n",
+}
+ESM_MAIN = "export function main() {\n  console.log(2 * Number(read().trim()));\n}\nmain();\n"
+
+
+@pytest.mark.usefixtures("code_backend")
+@pytest.mark.parametrize("name", sorted(ESM_IMPORTS))
+def test_an_es_module_with_imports_passes(name: str) -> None:
+    """On both backends: the Docker image's node is Debian's 18, as CI's host's is."""
+    gt = {"inputs": ["21\n"], "outputs": ["42\n"], "language": "javascript"}
+    out = grade(f"```javascript\n{ESM_IMPORTS[name]}{ESM_MAIN}```", gt, timeout_s=10)
+    assert out.score == 1.0, (out.verdict, out.reason)
+    wrong = grade(f"```javascript\n{ESM_IMPORTS[name]}{ESM_MAIN.replace('2 *', '3 *')}```", gt, timeout_s=10)
+    assert wrong.score == 0.0 and not wrong.mask, wrong.reason
+
+
+@pytest.mark.usefixtures("code_backend")
+def test_an_es_module_function_with_an_import_passes() -> None:
+    program = (
+        "import { strict as assert } from 'assert';\nexport function f(x) {\n  assert.ok(x > 0);\n  return x * 2;\n}\n"
+    )
+    out = grade(f"```javascript\n{program}```", CALLS, timeout_s=10)
+    assert out.score == 1.0, (out.verdict, out.reason)
+
+
 @pytest.mark.parametrize(
     ("code", "kept"),
     [
+        ("import fs from 'fs';\n", "const fs = require('fs');\n"),
+        ('import * as _ from "lodash"\n', 'const _ = require("lodash");\n'),
+        ("import { a, b as c } from 'm';\n", "const { a, b: c } = require('m');\n"),
+        ("import X, { a } from 'm';\n", "const X = require('m'), { a } = X;\n"),
+        ("import X, * as Y from 'm';\n", "const X = require('m'), Y = X;\n"),
+        ("import 'm';\n", "require('m');\n"),
+        ("import {\n a,\n b\n} from 'm';\nx();\n", "const {\n a,\n b\n} = require('m');\nx();\n"),
+        ("import{readFileSync}from'fs'\n", "const {readFileSync} = require('fs');\n"),
+        ("  import fs from 'fs';\n", "  import fs from 'fs';\n"),  # not at a line's start: not ours to touch
+        ("const s = 'import fs from \"fs\"';\n", "const s = 'import fs from \"fs\"';\n"),
+        ("const m = import('m');\n", "const m = import('m');\n"),
+        ("importer();\n", "importer();\n"),
+        ("import {" + " " * 50_000 + "\n", "import {" + " " * 50_000 + "\n"),
         ("export function f() {}\n", "function f() {}\n"),
         ("  export function f() {}\n", "  export function f() {}\n"),  # not at a line's start: not ours to touch
         ("const s = 'export { f }';\n", "const s = 'export { f }';\n"),

@@ -23,6 +23,10 @@ LABEL_HOST = "org.rlvr.sandbox.host"
 LABEL_PID = "org.rlvr.sandbox.pid"
 LABEL_OWNER = "org.rlvr.sandbox.owner"
 JANITOR_TIMEOUT_S = 30.0
+# pid 1 starts as root with only what it takes to give the job's processes their uids
+# (and to empty their bounding sets); each drops them all (`inside.drop_to`).
+START_USER = "0:0"
+START_CAPABILITIES = ["SETUID", "SETGID", "SETPCAP"]
 
 
 def sdk() -> Any:
@@ -72,6 +76,20 @@ class Attached:
     started: float
 
 
+def job_ids(config: DockerConfig) -> tuple[int, int]:
+    """The uid and gid a job's program runs as: `config.user`, numeric ("uid:gid" or
+    "uid"), never root (the test half takes the next ones: `inside.TESTS_ID_OFFSET`).
+    Raises `SandboxUnavailable`."""
+    uid, _, gid = config.user.partition(":")
+    try:
+        ids = int(uid), int(gid or uid)
+    except ValueError:
+        ids = (0, 0)
+    if min(ids) <= 0:
+        raise SandboxUnavailable(f"the docker backend's user must be a numeric uid:gid, not root: {config.user!r}")
+    return ids
+
+
 def host_config(api: Any, config: DockerConfig) -> Any:
     return api.create_host_config(
         network_mode="none",
@@ -79,6 +97,7 @@ def host_config(api: Any, config: DockerConfig) -> Any:
         read_only=True,
         tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={config.tmp_mb}m,mode=1777"},
         cap_drop=["ALL"],
+        cap_add=START_CAPABILITIES,
         security_opt=["no-new-privileges"],
         pids_limit=config.pids,
         mem_limit=f"{config.memory_mb}m",
@@ -97,7 +116,7 @@ def create(api: Any, config: DockerConfig, owner: Owner) -> Attached:
     try:
         created = api.create_container(
             config.image,
-            user=config.user,
+            user=START_USER,
             stdin_open=True,  # not detached: the SDK sets StdinOnce and attaches all streams too
             network_disabled=True,
             working_dir="/tmp",

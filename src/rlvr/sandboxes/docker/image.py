@@ -1,6 +1,7 @@
 """Builds the sandbox image from a checkout (docker/sandbox.Dockerfile) through the
 daemon. The build context is only the files the Dockerfile's COPY lines name, so it
-needs no .dockerignore and does not send the checkout's virtualenv."""
+needs no .dockerignore and does not send the checkout's virtualenv. A COPY source may
+be a wildcard, as Docker's are (`build/job-wheel[s]`: that folder where it exists)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from typing import Any
 
 DOCKERFILE = Path("docker") / "sandbox.Dockerfile"
 BUILD_TIMEOUT_S = 1800
+# What this host built or cached beside the sources: never sent (an extension module
+# built for the host's Python must not be imported in the image's).
+NOT_SENT = {".pyc", ".so"}
+WILDCARDS = set("*?[")
 
 
 def context_files(root: Path) -> list[Path]:
@@ -21,10 +26,15 @@ def context_files(root: Path) -> list[Path]:
         words = shlex.split(line) if line.startswith("COPY ") else []
         if words and not any(w.startswith("--") for w in words[1:]):
             for source in words[1:-1]:
-                path = root / source
-                found = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-                files += [p.relative_to(root) for p in found if "__pycache__" not in p.parts]
-    return files
+                paths = sorted(root.glob(source)) if WILDCARDS & set(source) else [root / source]
+                for path in paths:
+                    found = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+                    files += [p.relative_to(root) for p in found if _sent(p)]
+    return list(dict.fromkeys(files))
+
+
+def _sent(path: Path) -> bool:
+    return "__pycache__" not in path.parts and path.suffix not in NOT_SENT
 
 
 def context(root: Path) -> bytes:

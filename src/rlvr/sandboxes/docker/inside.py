@@ -2,93 +2,100 @@
 runner, relay what comes out to stdout (`protocol`), exit. The container is then gone.
 
 This process is the container's pid 1, which is what keeps it standing: signals from
-inside the container reach pid 1 only if it handles them, and SIGKILL never does; it
-is not dumpable, so the job (same uid, no capabilities) can neither ptrace it nor read
-its memory or environment. The job runs in a child with rlimits, first in line for
-the OOM killer, under seccomp filters (`DockerPrivileges`).
-
-One uid for everything (the container has no capability to change it), so the split
-runner's two halves are kept apart otherwise: the test half is not dumpable, and the
-program half may not signal it, change its limits or open a pidfd on it.
+inside the container reach pid 1 only if it handles them, and SIGKILL never does. It
+starts as root with CAP_SETUID, CAP_SETGID and CAP_SETPCAP only (`containers`), forks
+the job's runner, and drops to a uid of its own. The runner then drops as the local
+backend's does (`DockerPrivileges`): every process that runs the program to the job's
+uid, the test half of a split job to the next uid, each with no capability left (none
+even in its bounding set) and no_new_privs. So the program half and the test half are
+apart by the kernel's own permission checks: the program can signal, trace, limit or
+read the /proc files of no process but its own uid's, by any route (kill, pidfd, SIGIO,
+prlimit, ptrace...), and it runs no line before its own drop, when the test half is
+still root or already on its own uid.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import json
 import os
 import resource
 import select
-import struct
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rlvr.sandboxes.docker import protocol
-from rlvr.sandboxes.local import linux, seccomp
+from rlvr.sandboxes.local import linux, pacing, seccomp
 from rlvr.sandboxes.runner import core, entry
 
 EXIT_GRACE_S = 1.0
 OOM_JOB = b"1000"
 EXIT_INTERNAL = 70
-
-# Syscalls whose first argument names a process; the program half may not aim them at
-# the test half (its parent). kill also takes groups and everyone: 0, -pgid, -1.
-_AIMED = {
-    "kill": 62,
-    "tkill": 200,
-    "tgkill": 234,
-    "rt_sigqueueinfo": 129,
-    "rt_tgsigqueueinfo": 297,
-    "prlimit64": 302,
-    "sched_setaffinity": 203,
-    "pidfd_open": 434,
-}
-_SYS_KILL = _AIMED["kill"]
+# The uids (and gids) a container's processes take, above the program's, which the
+# host names in its request (`containers.job_ids`): the test half of a split job, pid 1.
+TESTS_ID_OFFSET = 1
+RELAY_ID_OFFSET = 2
+PR_CAPBSET_DROP = 24
+# Capability numbers to drop from the bounding set: past the kernel's last one,
+# PR_CAPBSET_DROP says EINVAL.
+MAX_CAPABILITIES = 64
 
 
-def guard_filter(protected: int) -> bytes:
-    """BPF: refuse (EPERM) the calls above when their first argument is `protected`,
-    and kill() aimed at its group (`protected` leads it), at our own group or at all.
-    Laid out with labels; a jump names the label it goes to, or None (the next line)."""
-    mask = 0xFFFFFFFF
-    ld, jeq, ret = 0x20, 0x15, 0x06
-    lines: list[tuple[int, str | None, str | None, int, str | None]] = [  # op, jt, jf, k, label
-        (ld, None, None, 4, None),
-        (jeq, "nr", None, seccomp.AUDIT_ARCH_X86_64, None),
-        (ret, None, None, seccomp.SECCOMP_RET_KILL_PROCESS, None),
-        (ld, None, None, 0, "nr"),
-        *[(jeq, "aimed", None, nr, None) for nr in sorted(_AIMED.values())],
-        (ret, None, None, seccomp.SECCOMP_RET_ALLOW, "allow"),
-        (jeq, None, "arg", _SYS_KILL, "aimed"),
-        (ld, None, None, 16, None),
-        (jeq, "deny", None, 0, None),
-        (jeq, "deny", None, mask, None),
-        (ld, None, None, 16, "arg"),
-        (jeq, "deny", None, protected & mask, None),
-        (jeq, "deny", "allow_end", (-protected) & mask, None),
-        (ret, None, None, seccomp.SECCOMP_RET_ALLOW, "allow_end"),
-        (ret, None, None, seccomp.SECCOMP_RET_ERRNO | errno.EPERM, "deny"),
-    ]
-    where = {label: i for i, (*_, label) in enumerate(lines) if label}
+@dataclass(frozen=True)
+class Ids:
+    """A uid and gid pair a process drops to."""
 
-    def jump(frm: int, label: str | None) -> int:
-        return 0 if label is None else where[label] - frm - 1
+    uid: int
+    gid: int
 
-    return b"".join(struct.pack("=HBBI", op, jump(i, jt), jump(i, jf), k) for i, (op, jt, jf, k, _) in enumerate(lines))
+    def plus(self, offset: int) -> Ids:
+        return Ids(self.uid + offset, self.gid + offset)
+
+
+def drop_to(ids: Ids) -> None:
+    """Become `ids` for good: no supplementary groups, no capability in any set (the
+    bounding set first, while CAP_SETPCAP is still held). Checked, so that a container
+    started without the capabilities fails its job instead of running it as root."""
+    if ids.uid <= 0 or ids.gid <= 0:
+        raise PermissionError(f"refusing to run a job as {ids}")
+    for cap in range(MAX_CAPABILITIES):
+        try:
+            linux.prctl(PR_CAPBSET_DROP, cap)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:
+                raise
+            break
+    os.setgroups([])
+    os.setresgid(ids.gid, ids.gid, ids.gid)
+    os.setresuid(ids.uid, ids.uid, ids.uid)
+    if os.getresuid() != (ids.uid,) * 3 or os.getresgid() != (ids.gid,) * 3 or os.getgroups():
+        raise PermissionError(f"could not drop to {ids}")
 
 
 class DockerPrivileges:
-    """`core.Privileges` in a container: the uid is already unprivileged and cannot
-    change; what is left is seccomp and dumpability."""
+    """`core.Privileges` in a container: the runner starts as root with only the
+    capabilities to change uid, and each half drops to its own uid."""
+
+    def __init__(self, program: Ids) -> None:
+        self.program = program
 
     def drop_untrusted(self) -> None:
+        # Before the drop, while the file is still root's: the program's processes go
+        # first to the OOM killer, never the test half or pid 1 (raising it needs no
+        # privilege; lowering it would).
+        with open("/proc/self/oom_score_adj", "wb") as f:
+            f.write(OOM_JOB)
+        drop_to(self.program)
+        # The uid change left the process non-dumpable, which makes its own /proc files
+        # root's, out of the program's reach (programs read /proc/self). Dumpable, they
+        # are its uid's, which no other process of the container has.
+        linux.prctl(linux.PR_SET_DUMPABLE, 1)
         _filters()
-        # The parent is the runner (the split job's test half) or pid 1, itself guarded.
-        _install(guard_filter(os.getppid()))
 
     def drop_trusted(self) -> None:
+        drop_to(self.program.plus(TESTS_ID_OFFSET))
         linux.prctl(linux.PR_SET_DUMPABLE, 0)
         os.chdir("/")  # out of the /tmp the program writes to
         _filters()
@@ -97,14 +104,6 @@ class DockerPrivileges:
 def _filters() -> None:
     seccomp.install("zygote")
     seccomp.install("job")
-
-
-def _install(code: bytes) -> None:
-    """Install one more seccomp filter (struct sock_fprog: length, padding, pointer)."""
-    buf = ctypes.create_string_buffer(code, len(code))
-    prog = struct.pack("=HxxxxxxQ", len(code) // 8, ctypes.addressof(buf))
-    holder = ctypes.create_string_buffer(prog, len(prog))
-    linux.prctl_ptr(linux.PR_SET_SECCOMP, seccomp.SECCOMP_MODE_FILTER, ctypes.addressof(holder))
 
 
 def set_limits(limits: dict[str, Any]) -> None:
@@ -121,21 +120,16 @@ def set_limits(limits: dict[str, Any]) -> None:
         resource.setrlimit(which, (value, value))
 
 
-def _child(limits: dict[str, Any], fds: tuple[int, int, int, int]) -> None:
+def _child(program: Ids, limits: dict[str, Any], fds: tuple[int, int, int, int]) -> None:
     code = EXIT_INTERNAL
     try:
         os.setsid()
-        # Undo what pid 1 set for itself: a non-dumpable process cannot even open its own
-        # /proc files (they turn root's).
-        linux.prctl(linux.PR_SET_DUMPABLE, 1)
-        with open("/proc/self/oom_score_adj", "wb") as f:
-            f.write(OOM_JOB)  # raising it needs no privilege; the job goes first, never pid 1
         os.chdir("/tmp")
         for target, fd in zip((0, 1, 2, core.CHANNEL_FD), fds, strict=True):
             os.dup2(fd, target)
         core.close_fds_except(0, 1, 2, core.CHANNEL_FD)
         set_limits(limits)
-        code = entry.main(DockerPrivileges())
+        code = entry.main(DockerPrivileges(program))
         sys.stdout.flush()
         sys.stderr.flush()
     except MemoryError:
@@ -145,20 +139,30 @@ def _child(limits: dict[str, Any], fds: tuple[int, int, int, int]) -> None:
     os._exit(code)
 
 
+def send(tag: bytes, payload: bytes) -> None:
+    """One message to the host, on this container's stdout."""
+    out = memoryview(protocol.message(tag, payload))
+    while out:
+        out = out[os.write(1, out) :]
+
+
 class Relay:
     """Feeds the job's data in and relays its outputs, until the runner has exited and
-    its outputs are closed (or a grace period after its exit has passed)."""
+    its outputs are closed (or a grace period after its exit has passed). A call or
+    values job's tests' inputs (`steps`) go in one at a time, each once the record
+    before it has passed here (`pacing.Lockstep`); until then they are in this
+    process alone, out of the job's reach."""
 
-    def __init__(self, pid: int, data: bytes, data_w: int, readers: dict[int, bytes]) -> None:
+    def __init__(self, pid: int, data: bytes, data_w: int, readers: dict[int, bytes], steps: list[bytes]) -> None:
         self.pid, self.data, self.data_w, self.readers = pid, memoryview(data), data_w, readers
         self.status: tuple[int, float] | None = None
         self.exited_at = 0.0
+        # Only the tests' order matters here: the host keeps their time.
+        clock = pacing.TestClock(float("inf"), len(steps))
+        self.lockstep = pacing.Lockstep(steps, clock) if steps else None
         os.set_blocking(data_w, False)
-
-    def send(self, tag: bytes, payload: bytes) -> None:
-        out = memoryview(protocol.message(tag, payload))
-        while out:
-            out = out[os.write(1, out) :]
+        if not self.data:
+            self._feed()  # no data: the runner sees its end at once
 
     def run(self) -> tuple[int, float]:
         while self.status is None or (self.readers and time.monotonic() < self.exited_at + EXIT_GRACE_S):
@@ -170,7 +174,9 @@ class Relay:
             for fd in readable:
                 chunk = os.read(fd, 1 << 16)
                 if chunk:
-                    self.send(self.readers[fd], chunk)
+                    send(self.readers[fd], chunk)
+                    if self.readers[fd] == protocol.CHANNEL:
+                        self._release(chunk)
                 else:
                     del self.readers[fd]
                     os.close(fd)
@@ -181,10 +187,25 @@ class Relay:
     def _feed(self) -> None:
         try:
             self.data = self.data[os.write(self.data_w, self.data[: 1 << 16]) :]
+        except BlockingIOError:
+            return
         except BrokenPipeError:
             self.data = memoryview(b"")  # the job stopped reading: its business
-        if not self.data:
+            self.lockstep = None
+        if not self.data and (self.lockstep is None or self.lockstep.done) and self.data_w >= 0:
             os.close(self.data_w)
+            self.data_w = -1
+
+    def _release(self, chunk: bytes) -> None:
+        """Send the inputs of the tests that the records so far have made due, right
+        away: the runner waits for them."""
+        if self.lockstep is None or self.data_w < 0:
+            return
+        self.lockstep.clock.feed(chunk, 0.0)
+        more = self.lockstep.take()
+        if more:
+            self.data = memoryview(bytes(self.data) + more)
+            self._feed()
 
     def _reap(self) -> None:
         """Reap every child (pid 1 inherits the job's orphans); note the runner's end."""
@@ -202,9 +223,12 @@ class Relay:
 
 def main() -> int:
     linux.prctl(linux.PR_SET_DUMPABLE, 0)
+    # First, so that the host knows this image drops uids (`protocol.HELLO`).
+    send(protocol.HELLO, protocol.VERSION)
     try:
-        limits, data = protocol.read_request(0)
-    except (EOFError, ValueError, OSError) as exc:
+        limits = protocol.read_header(0)
+        program = Ids(int(limits["uid"]), int(limits["gid"]))
+    except (EOFError, ValueError, OSError, KeyError, TypeError) as exc:
         # No job came (the host went away while this container waited in its pool).
         print(f"sandbox: no job: {exc}", file=sys.stderr)
         return 0
@@ -215,19 +239,30 @@ def main() -> int:
         os.close(data_w)
         for r, _ in pipes:
             os.close(r)
-        _child(limits, (data_r, pipes[0][1], pipes[1][1], pipes[2][1]))
+        _child(program, limits, (data_r, pipes[0][1], pipes[1][1], pipes[2][1]))
+    # Nothing here needs root any more; a uid of its own keeps the job from it.
+    drop_to(program.plus(RELAY_ID_OFFSET))
+    linux.prctl(linux.PR_SET_DUMPABLE, 0)
     os.close(data_r)
     for _, w in pipes:
         os.close(w)
+    # Read only now: the job, forked above, has no copy of it in its memory (a call or
+    # values job's tests' inputs go in one at a time, `Relay`). A request cut short
+    # gives the job no data, whose runner then refuses it.
+    try:
+        data, steps = protocol.split_steps(protocol.read_data(0), limits.get("steps"))
+    except (EOFError, ValueError, OSError, TypeError) as exc:
+        print(f"sandbox: no job data: {exc}", file=sys.stderr)
+        data, steps = b"", []
     tags = (protocol.STDOUT, protocol.STDERR, protocol.CHANNEL)
-    relay = Relay(pid, data, data_w, {r: tag for (r, _), tag in zip(pipes, tags, strict=True)})
+    relay = Relay(pid, data, data_w, {r: tag for (r, _), tag in zip(pipes, tags, strict=True)}, steps)
     status, cpu_s = relay.run()
     exit_: dict[str, Any] = {"code": None, "signal": None, "cpu_s": cpu_s}
     if os.WIFEXITED(status):
         exit_["code"] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
         exit_["signal"] = os.WTERMSIG(status)
-    relay.send(protocol.EXIT, json.dumps(exit_).encode())
+    send(protocol.EXIT, json.dumps(exit_).encode())
     return 0
 
 

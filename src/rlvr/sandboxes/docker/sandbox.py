@@ -26,7 +26,7 @@ from rlvr.sandboxes.base import IsolationReport, Limits, RunResult, RunSpec, San
 from rlvr.sandboxes.config import DockerConfig
 from rlvr.sandboxes.docker import containers, protocol
 from rlvr.sandboxes.jobs import NativeCallJob, NativeStdioJob, ProgramJob
-from rlvr.sandboxes.local import pacing
+from rlvr.sandboxes.local import pacing, wiring
 from rlvr.sandboxes.local import sandbox as local
 from rlvr.sandboxes.runner import core, python
 
@@ -52,6 +52,7 @@ class _Job:
     exit: dict[str, Any] | None = None
     killed: Status | None = None
     infra: str | None = None
+    hello: bool = False
     diagnostics: bytearray = field(default_factory=bytearray)
     started: float = 0.0
     accepted_at: float = 0.0
@@ -130,6 +131,7 @@ class DockerSandbox:
         self.config = config
         process = containers.process_id(os.getpid()) or str(os.getpid())
         self.owner = containers.Owner(socket.gethostname(), process, uuid.uuid4().hex)
+        self.ids = containers.job_ids(config)
         self.api = _connect(config)
         containers.sweep(self.api, self.owner)
         self.pool = Pool(self.api, config, self.owner)
@@ -159,7 +161,7 @@ class DockerSandbox:
             return RunResult(Status.CRASHED, infra_error=str(exc))
         job = _Job(spec)
         try:
-            _exchange(attached, job, _request(spec, prepared, self.config), self.config)
+            _exchange(attached, job, _request(spec, prepared, self.ids, self.config), self.config)
         finally:
             # A container that reported its job's exit is exiting itself (and then removed
             # by the daemon); one cut off, or silent, is killed.
@@ -178,6 +180,7 @@ def probe(config: DockerConfig) -> IsolationReport:
     for /readyz in processes that run no jobs."""
     report: IsolationReport = {"backend": "docker", "image": config.image, "runtime": config.runtime}
     try:
+        containers.job_ids(config)
         _connect(config)
     except SandboxUnavailable as exc:
         return {**report, "isolation": "none", "error": str(exc)}
@@ -211,11 +214,16 @@ def _prepare(spec: RunSpec) -> tuple[RunResult | None, core.Frame]:
     return None, job
 
 
-def _request(spec: RunSpec, job: core.Frame, config: DockerConfig) -> bytes:
+def _request(spec: RunSpec, job: core.Frame, ids: tuple[int, int], config: DockerConfig) -> bytes:
     # The worker's toolchain paths mean nothing in the image: its own are used.
     if isinstance(spec.job, NativeCallJob | NativeStdioJob | ProgramJob):
         job["gxx"], job["node"] = config.gxx, config.node
-    return protocol.request({name: getattr(spec.limits, name) for name in JOB_LIMITS}, local.wire_data(job, spec))
+    header = {name: getattr(spec.limits, name) for name in JOB_LIMITS}
+    header["uid"], header["gid"] = ids
+    data, steps = wiring.wire_data(job, spec)
+    if steps:
+        header["steps"] = [len(step) for step in steps]
+    return protocol.request(header, data + b"".join(steps))
 
 
 def _exchange(attached: containers.Attached, job: _Job, request: bytes, config: DockerConfig) -> None:
@@ -283,6 +291,11 @@ def _receive(sock: socket.socket, docker_frames: protocol.Reader, messages: prot
 
 def _on_message(job: _Job, tag: bytes, body: bytes) -> None:
     limits: Limits = job.spec.limits
+    if not job.hello:
+        job.hello = tag == protocol.HELLO and body == protocol.VERSION
+        if not job.hello:
+            job.infra = "the sandbox image is older than this worker: rebuild it (docker/sandbox.Dockerfile)"
+        return
     if tag == protocol.EXIT:
         try:
             parsed = json.loads(body)

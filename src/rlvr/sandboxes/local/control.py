@@ -25,6 +25,8 @@ class JobLimits(NamedTuple):
     fsize_mb: int
     nofile: int
     tmp_mb: int
+    # RLIMIT_AS (0: `memory_mb`); `memory_mb` bounds the job's cgroup.
+    address_space_mb: int = 0
 
 
 # client -> zygote. RUN carries the job's JOB_FDS fds as SCM_RIGHTS: channel, stdout, stderr.

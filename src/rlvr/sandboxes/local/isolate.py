@@ -164,6 +164,8 @@ def needed_paths() -> list[str]:
     venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
     paths.add(venv if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else os.path.dirname(sys.executable))
     paths.update(p for p in sys.path if p and os.path.isdir(p))
+    # The job environment's node packages (`rlvr.sandboxes.jobenv`), read-only like the rest.
+    paths.update(p for p in os.environ.get("NODE_PATH", "").split(os.pathsep) if p and os.path.isdir(p))
     return sorted(os.path.realpath(p) for p in paths)
 
 

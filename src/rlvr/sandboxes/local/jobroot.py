@@ -129,6 +129,10 @@ def build(root: str, needed: list[str], uids: range) -> None:
     for name in ("tmp", "proc"):
         os.makedirs(os.path.join(root, name))
     os.chmod(os.path.join(root, "tmp"), 0o1777)
+    # Programs written for SandboxFusion write scratch files under /mnt; here that is the
+    # job's own /tmp, so it is emptied and checked with it, and the trusted half of a
+    # split job sees its empty, read-only /tmp there too.
+    os.symlink("tmp", os.path.join(root, "mnt"))
     os.chmod(root, 0o755)
 
 

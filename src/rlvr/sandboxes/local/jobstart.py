@@ -47,7 +47,7 @@ def rlimits(limits: JobLimits) -> tuple[int, ...]:
     """The job's rlimits as (resource, value) pairs, flat: both ways set these."""
     return (
         resource.RLIMIT_CPU, limits.cpu_s,
-        resource.RLIMIT_AS, limits.memory_mb * _MIB,
+        resource.RLIMIT_AS, (limits.address_space_mb or limits.memory_mb) * _MIB,
         resource.RLIMIT_FSIZE, limits.fsize_mb * _MIB,
         resource.RLIMIT_NOFILE, limits.nofile,
         resource.RLIMIT_CORE, 0,

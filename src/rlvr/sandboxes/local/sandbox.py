@@ -22,53 +22,20 @@ import selectors
 import signal
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.sandboxes.base import IsolationReport, Limits, RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.config import SandboxConfig
+from rlvr.sandboxes.jobenv import JobEnvironment
 from rlvr.sandboxes.local import control, pacing
-from rlvr.sandboxes.runner import core, python, split
+from rlvr.sandboxes.local.wiring import control_limits, wire_data, zygote_command, zygote_env
+from rlvr.sandboxes.runner import core, python
 
 START_TIMEOUT_S = 60.0
 EXIT_GRACE_S = 1.0
 CLOSE_GRACE_S = 2.0
-# What of the worker's environment jobs inherit (the rest may hold credentials).
-JOB_ENV = ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV")
-# The folder that holds the `rlvr` package (site-packages, or the checkout of an
-# editable install): `python -S` reads no .pth file, so it is put on sys.path by hand.
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-_BOOT = f"import sys; sys.path.insert(0, {_ROOT!r}); from rlvr.sandboxes.local.zygote import main; sys.exit(main())"
-
-
-def _site_dirs() -> list[str]:
-    try:
-        import site
-
-        dirs = site.getsitepackages()
-    except (ImportError, AttributeError):
-        dirs = []
-    return [d for d in dirs if os.path.isdir(d)]
-
-
-def wire_data(job: core.Frame, spec: RunSpec) -> bytes:
-    """What the runner reads: the job's frame, then its tests' (a split job's), with
-    what the trusted side works out once for them (`split.prepare_tests`)."""
-    tests = b"" if spec.tests is None else core.frame(split.prepare_tests(spec.tests.frame()))
-    return core.frame(job) + tests
-
-
-def zygote_command(*args: str) -> list[str]:
-    """The zygote runs without `site` (see `rlvr.sandboxes.local.zygote`); site-packages are
-    passed along for the programs' own imports."""
-    return [sys.executable, "-S", "-B", "-c", _BOOT, *args, "--site", os.pathsep.join(_site_dirs())]
-
-
-def zygote_env() -> dict[str, str]:
-    # LD_BIND_NOW: see `rlvr.sandboxes.local.zygote.main`, which takes it out again.
-    return {k: v for k, v in os.environ.items() if k in JOB_ENV} | {"PYTHONDONTWRITEBYTECODE": "1", "LD_BIND_NOW": "1"}
 
 
 @dataclass
@@ -93,8 +60,10 @@ class _JobState:
     infra: str | None = None
     done: bool = False
     lines: int = 0  # on the channel so far
-    # Bytes come on the channel by each read, and when (after `started`): `pacing`.
-    arrivals: list[tuple[int, float]] = field(default_factory=list)
+    # The tests' clock, for a job whose tests run in its program's process (`pacing`),
+    # and their inputs, which go as each test's clock starts.
+    clock: pacing.TestClock | None = None
+    lockstep: pacing.Lockstep | None = None
 
 
 class LocalSandbox:
@@ -107,6 +76,7 @@ class LocalSandbox:
         config = config or SandboxConfig()
         self.max_jobs_in_flight = config.max_jobs_in_flight
         self.memory_in_flight_mb = config.memory_in_flight_mb
+        self.job_env = config.job_env
         self._native_start = native_start
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
@@ -134,10 +104,11 @@ class LocalSandbox:
                     "--parent",
                     str(os.getpid()),
                     *(() if self._native_start else ("--python-start",)),
+                    job_env=self.job_env,
                 ),
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
-                env=zygote_env(),
+                env=zygote_env(self.job_env),
                 cwd="/",
             )
         except OSError as exc:
@@ -227,7 +198,11 @@ class LocalSandbox:
         early = _too_long() if too_long else python.precompile(job)
         if early is not None:
             return _JobState(spec, self._next_id, memoryview(b""), early=early)
-        return _JobState(spec, self._next_id, memoryview(wire_data(job, spec)))
+        data, steps = wire_data(job, spec)
+        state = _JobState(spec, self._next_id, memoryview(data), clock=pacing.TestClock.of(spec.job))
+        if steps and state.clock is not None:
+            state.lockstep = pacing.Lockstep(steps, state.clock)
+        return state
 
     def _room(self, active: dict[int, _JobState], job: _JobState) -> bool:
         if not active:
@@ -246,7 +221,7 @@ class LocalSandbox:
         # Most jobs fit in the socket's buffer: written now, they need no feeding later.
         self._feed(job, ours)
         try:
-            socket.send_fds(sock, [control.run(job.id, job.spec.limits)], [theirs.fileno(), out_w, err_w])
+            socket.send_fds(sock, [control.run(job.id, control_limits(job.spec))], [theirs.fileno(), out_w, err_w])
         except OSError as exc:
             job.infra, job.done = f"zygote unreachable: {exc}", True
             for fd in (out_r, out_w, err_r, err_w):
@@ -294,7 +269,7 @@ class LocalSandbox:
         for job in touched.values():
             if job.id not in active:
                 continue
-            if job.exit is None and job.killed is None and now >= job.deadline:
+            if job.exit is None and job.killed is None and now >= min(job.deadline, _test_deadline(job)):
                 self._kill(job, Status.TIMEOUT)
             if job.exit is not None and (not job.fds or now >= job.exited_at + EXIT_GRACE_S):
                 job.done = True
@@ -352,8 +327,22 @@ class LocalSandbox:
             return
         except OSError:
             job.data = memoryview(b"")  # the job stopped reading: its business
-        with contextlib.suppress(OSError):
-            channel.shutdown(_socket.SHUT_WR)
+            job.lockstep = None
+        if job.lockstep is None or job.lockstep.done:
+            with contextlib.suppress(OSError):
+                channel.shutdown(_socket.SHUT_WR)
+
+    def _release(self, job: _JobState, sel: selectors.BaseSelector) -> None:
+        """Send the inputs of the tests whose clocks have started (`pacing.Lockstep`),
+        right away: the runner waits for them."""
+        assert job.lockstep is not None
+        more = job.lockstep.take()
+        if not more or job.channel is None:
+            return
+        job.data = memoryview(bytes(job.data) + more) if job.data else memoryview(more)
+        self._feed(job, job.channel)
+        if job.data and "channel" in job.fds:
+            sel.modify(job.fds["channel"], selectors.EVENT_READ | selectors.EVENT_WRITE, (job, "channel"))
 
     def _drain(self, job: _JobState, name: str, sel: selectors.BaseSelector) -> None:
         limits: Limits = job.spec.limits
@@ -372,7 +361,12 @@ class LocalSandbox:
             # took the job (`core.ACCEPTED`).
             job.out[name] += chunk[: max(0, limits.max_channel_bytes - len(job.out[name]))]
             job.lines += chunk.count(b"\n")
-            job.arrivals.append((job.seen[name], time.monotonic() - job.started))
+            if job.clock is not None:
+                job.clock.feed(chunk, time.monotonic() - job.started)
+                if self._due is not None:
+                    self._due = min(self._due, _test_deadline(job))
+                if job.lockstep is not None:
+                    self._release(job, sel)
             if job.seen[name] > limits.max_channel_bytes or job.lines > limits.max_records + 1:
                 self._kill(job, Status.OUTPUT_LIMIT)
                 self._close_one(job, name, sel)
@@ -424,17 +418,26 @@ class LocalSandbox:
         channel = bytes(job.out.get("channel", b""))
         accepted = channel.startswith(core.ACCEPTED)
         if accepted:
-            records = _records(channel, len(core.ACCEPTED), job.spec.limits.max_records)
-            pacing.mark_late_tests(job.spec.job, records, job.arrivals)
-            result.records = [record for record, _ in records]
+            result.records = [
+                record for record, _ in _records(channel, len(core.ACCEPTED), job.spec.limits.max_records)
+            ]
+            if job.clock is not None:
+                job.clock.mark(result.records)
         result.status, result.infra_error = _outcome(job, result, accepted)
         return result
 
 
 def _wake(job: _JobState) -> float:
-    """When a job in flight must be looked at even with no event: its deadline, or the
-    end of its exit grace once it has exited."""
-    return job.exited_at + EXIT_GRACE_S if job.exit else job.deadline
+    """When a job in flight must be looked at even with no event: its deadline (the
+    job's, or its test's), or the end of its exit grace once it has exited."""
+    return job.exited_at + EXIT_GRACE_S if job.exit else min(job.deadline, _test_deadline(job))
+
+
+def _test_deadline(job: _JobState) -> float:
+    """When the job is killed for a record that is due and has not come (`pacing`);
+    inf if there is no such deadline."""
+    due = job.clock.deadline() if job.clock is not None else None
+    return float("inf") if due is None else job.started + due
 
 
 def _too_long() -> core.Record:
@@ -483,14 +486,14 @@ def _outcome(job: _JobState, result: RunResult, accepted: bool) -> tuple[Status,
     return Status.OK, None
 
 
-_instances: dict[tuple[int, int, int], LocalSandbox] = {}
+_instances: dict[tuple[int, int, int, JobEnvironment], LocalSandbox] = {}
 
 
 def get_local_sandbox(config: SandboxConfig | None = None) -> LocalSandbox:
     """This process's sandbox for `config`'s limits in flight (a forked child gets its
     own zygote, not its parent's)."""
     config = config or SandboxConfig()
-    key = (os.getpid(), config.max_jobs_in_flight, config.memory_in_flight_mb)
+    key = (os.getpid(), config.max_jobs_in_flight, config.memory_in_flight_mb, config.job_env)
     sandbox = _instances.get(key)
     if sandbox is None:
         for stale in [k for k in _instances if k[0] != key[0]]:

@@ -77,11 +77,15 @@ def warm_up() -> None:
 
 def _run_one(job: dict[str, Any], sink: int) -> None:
     python.precompile(job)
+    steps = python.steps_apart(job) or []
     read, write = os.pipe()
     try:
-        os.write(write, core.frame(job))  # a few hundred bytes: the pipe holds them
-        frame = core.read_frame(read)
+        # A few hundred bytes: the pipe holds them. The tests' inputs follow the frame,
+        # on fd 0, as a job's client sends them (`inputs.Steps`).
+        os.write(write, core.frame(job) + b"".join(steps))
+        os.dup2(read, 0)
+        frame = core.read_frame()
+        python.run(frame, _Unprivileged(), core.Channel(sink))
     finally:
         os.close(read)
         os.close(write)
-    python.run(frame, _Unprivileged(), core.Channel(sink))

@@ -251,7 +251,9 @@ class Zygote:
             with contextlib.suppress(BaseException):
                 traceback.print_exc()
                 sys.stderr.flush()
-        os._exit(code)
+        # Bound at import (the program may have set `os._exit` to None): a job's
+        # process never returns into the zygote's loop.
+        core.hard_exit(code)
 
     def kill(self, job_id: int) -> None:
         pid = self.by_id.get(job_id)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import _signal
 import builtins
+import ctypes
+import errno
 import json
 import marshal
 import os
@@ -20,6 +22,9 @@ import struct
 import sys
 import time
 import traceback
+
+# Bound here: a program that rebinds `builtins.type` or `str` must not break the report of its own failure.
+from builtins import str, type  # noqa: UP029
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Protocol
@@ -41,6 +46,27 @@ MAX_PROGRAM_CHARS = 4 * 1024 * 1024
 MAX_ERROR_CHARS = 2000
 EXIT_MEMORY = 86
 EXIT_BAD_JOB = 87
+
+# What the runner calls once a program's code has run in its process (call, values,
+# a split job's program half, the child of a stdio or program run), bound here at
+# import: a program may rebind the modules' attributes (SandboxFusion's anti-hack
+# header sets `os._exit`, `os.kill`, `os.fork`, `os.getcwd` ... to None), and the
+# machinery that reports its result must not be what breaks.
+hard_exit = os._exit
+_write = os.write
+_setitimer = signal.setitimer
+_ITIMER_REAL = signal.ITIMER_REAL
+_format_exception_only = traceback.format_exception_only
+_killpg = os.killpg
+_kill = os.kill
+_waitpid = os.waitpid
+_fork = os.fork
+_SIGKILL = signal.SIGKILL
+PR_SET_DUMPABLE = 4
+try:
+    _prctl: Callable[..., int] | None = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _prctl = None
 
 
 class Privileges(Protocol):
@@ -145,19 +171,19 @@ class Channel:
 
     def accept(self) -> None:
         """Say that the job is taken: call once, right before the program's code runs."""
-        os.write(self.fd, ACCEPTED)
+        _write(self.fd, ACCEPTED)
 
     def write(self, record: Record) -> None:
         data = (_encode_record(record) + "\n").encode()
         view = memoryview(data)
         while view:
-            view = view[os.write(self.fd, view) :]
+            view = view[_write(self.fd, view) :]
 
 
 def describe(exc: BaseException) -> str:
     """An exception as a record's `e`: its last line, capped."""
     try:
-        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        text = "".join(_format_exception_only(type(exc), exc)).strip()
     except BaseException:
         text = type(exc).__name__
     return text[-MAX_ERROR_CHARS:]
@@ -193,10 +219,10 @@ class TimeLimit:
         self.seconds = seconds
 
     def __enter__(self) -> None:
-        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        _setitimer(_ITIMER_REAL, self.seconds)
 
     def __exit__(self, *exc_info: object) -> None:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        _setitimer(_ITIMER_REAL, 0)
 
 
 # ---------------------------------------------------------------- child processes
@@ -232,35 +258,79 @@ def stay_on_this_cpu() -> None:
 
 def kill_group(pid: int) -> None:
     """SIGKILL `pid`'s process group, and `pid` itself should it have left the group."""
-    for kill in (os.killpg, os.kill):
+    for kill in (_killpg, _kill):
         try:
-            kill(pid, signal.SIGKILL)
+            kill(pid, _SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def undumpable() -> None:
+    """Make the calling process non-dumpable: its /proc files (`mem`, `environ`, `fd`,
+    `map_files`) are then closed to every process of the job, same uid or not. A
+    runner that holds what its tests' processes must not see (other tests' inputs)
+    calls it before it forks them. Best effort where prctl cannot be called."""
+    if _prctl is not None:
+        _prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def end_strays() -> None:
+    """End every process of the job but the runner: what a test left behind (a
+    `setsid()` daemon, a grandchild) must not work on while the next test runs. Only
+    where the runner is the init of the job's own PID namespace, whose `kill(-1)`
+    reaches that namespace alone (and whose init no process of the job can signal with
+    SIGKILL or SIGSTOP); elsewhere each test's process group is all that is killed."""
+    if os.getpid() != 1:
+        return
+    while True:
+        try:
+            _kill(-1, _SIGKILL)
+        except OSError:
+            pass  # nothing left to signal
+        try:
+            _waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EINTR:
+                return
 
 
 # Called with each piece of the fd 3 output as it comes; returns the time (monotonic) by
 # which the child must have finished or written more.
 Deadline = Callable[[bytes], float]
+# Called after each piece of the fd 3 output, once `Deadline` has taken it: what the
+# child's `FEED_FD` gets now (b"": nothing yet), and whether that is the last (the pipe
+# then closes once written).
+Feed = Callable[[], tuple[bytes, bool]]
+# A child's pipe for what comes while it runs (`run_child`'s `feed`): not its stdin, which
+# keeps its own data (an empty one reads as empty at once, as a judge's does).
+FEED_FD = 4
 
 
 def run_child(
     target: Callable[[], None],
-    stdin: bytes,
+    stdin: bytes | memoryview,
     timeout_s: float,
     cap: int,
     extra_fd3: bool = False,
     on_fd3: Deadline | None = None,
+    feed: Feed | None = None,
 ) -> dict[str, Any]:
     """Fork a child that runs `target` with `stdin` as fd 0 and a fresh pipe as fd 1
     (and, if asked, another as fd 3), drain both concurrently with caps, kill its
-    process group at `timeout_s`, or, with `on_fd3`, at the deadline it last gave.
-    Returns the record fields: status `s`, exit `code`, `out` (and `chan`, the fd 3
-    output), each output cut at `cap`."""
+    process group at `timeout_s`, or, with `on_fd3`, at the deadline it last gave. A
+    child whose outputs end past that deadline timed out, whatever held up this
+    process's clock meanwhile. With `feed` (and fd 3), the child's `FEED_FD` is a pipe
+    that gets what `feed` gives after each piece of fd 3 output, until it gives its
+    last. Returns the record fields: status `s`, exit `code`, `out` (and `chan`, the
+    fd 3 output), each output cut at `cap`."""
     stdin_r, stdin_w, stdin = _stdin_source(stdin)
-    pid, readers = _fork_child(target, stdin_r, extra_fd3)
+    feed_r, feed_w = os.pipe() if feed is not None and extra_fd3 else (-1, -1)
+    pid, readers = _fork_child(target, stdin_r, extra_fd3, feed_r)
     until = time.monotonic() + timeout_s
-    status, outputs, until = _exchange(stdin_w, stdin, readers, until, cap, on_fd3 if extra_fd3 else None)
+    writers = [_Writer(stdin_w, stdin, None), _Writer(feed_w, b"", feed)]
+    status, outputs, until = _exchange(writers, readers, until, cap, on_fd3 if extra_fd3 else None)
     status, code = _stop(pid, status, until)
     for fd in readers:
         os.close(fd)
@@ -273,7 +343,7 @@ def run_child(
     return result
 
 
-def _stdin_source(data: bytes) -> tuple[int, int, bytes]:
+def _stdin_source(data: bytes | memoryview) -> tuple[int, int, bytes | memoryview]:
     """What the child's fd 0 will be: a file holding `data` (as `python sol.py <
     input.txt` has it, so that the fast-input idioms of competitive programming,
     `os.read(0, os.fstat(0).st_size)` and `mmap` of fd 0, read all of it); where no
@@ -295,13 +365,13 @@ def _stdin_source(data: bytes) -> tuple[int, int, bytes]:
     return fd, -1, b""
 
 
-def _fork_child(target: Callable[[], None], stdin_r: int, extra_fd3: bool) -> tuple[int, list[int]]:
-    """Fork `target` in a process group of its own, with `stdin_r` as fd 0 (closed
-    here after) and fresh pipes. Returns its pid and the read ends of its fd 1 (and
-    fd 3)."""
+def _fork_child(target: Callable[[], None], stdin_r: int, extra_fd3: bool, feed_r: int) -> tuple[int, list[int]]:
+    """Fork `target` in a process group of its own, with `stdin_r` as fd 0 and
+    `feed_r` (-1: none) as `FEED_FD` (both closed here after) and fresh pipes. Returns
+    its pid and the read ends of its fd 1 (and fd 3)."""
     out_r, out_w = os.pipe()
     ch_r, ch_w = os.pipe() if extra_fd3 else (-1, -1)
-    pid = os.fork()
+    pid = _fork()
     if pid == 0:
         try:
             os.setpgid(0, 0)
@@ -309,48 +379,81 @@ def _fork_child(target: Callable[[], None], stdin_r: int, extra_fd3: bool) -> tu
             os.dup2(out_w, 1)
             if extra_fd3:
                 os.dup2(ch_w, 3)
-            close_fds_except(0, 1, 2, *((3,) if extra_fd3 else ()))
+            if feed_r >= 0:
+                os.dup2(feed_r, FEED_FD)
+            close_fds_except(0, 1, 2, *((3,) if extra_fd3 else ()), *((FEED_FD,) if feed_r >= 0 else ()))
             target()
         except BaseException:
-            os._exit(126)
-        os._exit(0)
+            hard_exit(126)
+        hard_exit(0)
     os.close(stdin_r)
+    if feed_r >= 0:
+        os.close(feed_r)
     os.close(out_w)
     if extra_fd3:
         os.close(ch_w)
     return pid, [out_r, ch_r] if extra_fd3 else [out_r]
 
 
+class _Writer:
+    """The write end of a pipe to a child (-1: none), written without blocking:
+    `data`, then what `more` gives, closed once all is written and no more is to come
+    or the child has closed its end."""
+
+    def __init__(self, fd: int, data: bytes | memoryview, more: Feed | None) -> None:
+        self.fd, self.pending, self.more = fd, memoryview(data), more
+        self.ended = more is None
+        if fd >= 0:
+            os.set_blocking(fd, False)
+
+    def ready(self) -> list[int]:
+        """Its fd while there is data to write (closed once none is to come)."""
+        if self.ended and not self.pending:
+            self.close()
+        return [self.fd] if self.fd >= 0 and self.pending else []
+
+    def write(self) -> None:
+        try:
+            self.pending = self.pending[os.write(self.fd, self.pending[: 1 << 16]) :]
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            self.pending, self.ended = memoryview(b""), True
+
+    def top_up(self) -> None:
+        """Take what `more` gives now."""
+        if self.ended or self.fd < 0 or self.more is None:
+            return
+        data, self.ended = self.more()
+        if data:
+            self.pending = memoryview(bytes(self.pending) + data)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
 def _exchange(
-    stdin_w: int, stdin: bytes, readers: list[int], until: float, cap: int, on_fd3: Deadline | None
+    writers: list[_Writer], readers: list[int], until: float, cap: int, on_fd3: Deadline | None
 ) -> tuple[str, dict[int, bytearray], float]:
-    """Write `stdin` and read every reader until all are done (`ok`), `until` passes
-    (`timeout`) or an output passes `cap` (`output_limit`); what the second reader (fd 3)
-    brings goes to `on_fd3` too, whose answer is the new `until`. Closes `stdin_w` (-1:
-    none), not the readers. Returns the status, the outputs and the last `until`."""
+    """Write the `writers` and read every reader until all are done (`ok`), `until`
+    passes (`timeout`) or an output passes `cap` (`output_limit`); what the second
+    reader (fd 3) brings goes to `on_fd3` too, whose answer is the new `until`, and then
+    tops the writers up. Closes the writers, not the readers. Returns the status, the
+    outputs and the last `until`."""
     outputs = {fd: bytearray() for fd in readers}
-    pending = memoryview(stdin)
-    writers = [stdin_w] if pending else []
-    if pending:
-        os.set_blocking(stdin_w, False)
-    elif stdin_w >= 0:
-        os.close(stdin_w)
     open_readers = list(readers)
     status = "ok"
-    while open_readers or writers:
+    while open_readers or _ready(writers):
         left = until - time.monotonic()
         if left <= 0:
             status = "timeout"
             break
-        r, w, _ = select.select(open_readers, writers, [], left)
-        if w:
-            try:
-                pending = pending[os.write(stdin_w, pending[: 1 << 16]) :]
-            except BrokenPipeError:
-                pending = memoryview(b"")
-            if not pending:
-                os.close(stdin_w)
-                writers = []
+        r, w, _ = select.select(open_readers, _ready(writers), [], left)
+        for writer in writers:
+            if writer.fd in w:
+                writer.write()
         for fd in r:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -359,15 +462,23 @@ def _exchange(
             outputs[fd] += chunk
             if on_fd3 is not None and fd == readers[1]:
                 until = on_fd3(chunk)
+                for writer in writers:
+                    writer.top_up()
             if len(outputs[fd]) > cap:
                 status = "output_limit"
                 open_readers = []
                 break
         if status != "ok":
             break
-    if writers:
-        os.close(stdin_w)
+    if status == "ok" and time.monotonic() > until:
+        status = "timeout"  # this process was held up (stopped) while the child ran on
+    for writer in writers:
+        writer.close()
     return status, outputs, until
+
+
+def _ready(writers: list[_Writer]) -> list[int]:
+    return [fd for writer in writers for fd in writer.ready()]
 
 
 def _stop(pid: int, status: str, until: float) -> tuple[str, int | None]:
@@ -385,7 +496,7 @@ def _stop(pid: int, status: str, until: float) -> tuple[str, int | None]:
 
 def _reap(pid: int, until: float) -> int | None:
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status = _waitpid(pid, os.WNOHANG)
         if done:
             return os.waitstatus_to_exitcode(status)
         if time.monotonic() >= until:

@@ -7,7 +7,10 @@ fd 3. Either way the records carry only what the program produced.
 Each test of a ``native_call`` job has its own time limit, as each run of a
 ``native_stdio`` one does, though one node process runs them all: the runner relays each
 record as it comes, and stops node when the record of the test that is due comes later
-than the limit after the one before (`_Relay`).
+than the limit after the one before (`_Relay`). A clock kept outside node is sound only
+if the program cannot work on a test before that test's clock starts (a worker thread on
+the slow input while the fast tests idle): node gets each test's input on its stdin only
+then (on a pipe, `core.FEED_FD`), and the runner, which holds them all, is closed to it (`core.undumpable`).
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ import time
 from collections.abc import Callable
 
 from rlvr.sandboxes.runner import core
+from rlvr.sandboxes.runner.inputs import job_inputs
 
 MODES = ("native_stdio", "native_call")
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+# The job environment's node packages (`rlvr.sandboxes.jobenv`), as the sandbox set it.
+ENV |= {name: os.environ[name] for name in ("NODE_PATH",) if name in os.environ}
 MAX_COMPILE_OUTPUT = 64 * 1024
 # What runs each test: argv and the address-space cap in MiB (None: no cap).
 Program = tuple[list[str], int | None]
@@ -31,6 +37,8 @@ JS_CALL_HARNESS = r"""
 'use strict';
 const fs = require('fs');
 const vm = require('vm');
+// Only what is no test's input: each test's arguments come on fd 0, one JSON line,
+// on fd 4 (`core.FEED_FD`), once that test's clock has started (`_Relay`).
 const job = JSON.parse(fs.readFileSync('/tmp/job.json', 'utf8'));
 // What a CommonJS file has at its top level, so that a program may export its function
 // or require a module; it is not the main module (`require.main === module` is false),
@@ -49,6 +57,34 @@ function find(name) {
   if (exported && typeof exported[name] === 'function') return exported[name];
   throw new ReferenceError(name + ' is not defined');
 }
+// The next line of fd 4 (null at its end), read synchronously: the tests run in
+// order, each on the input the runner has released. Where the program made the fd
+// non-blocking, a read that would block waits a millisecond.
+const chunk = Buffer.alloc(1 << 16);
+const nap = new Int32Array(new SharedArrayBuffer(4));
+let held = [];
+function nextLine() {
+  for (;;) {
+    const last = held.length ? held[held.length - 1] : null;
+    const at = last ? last.indexOf(10) : -1;
+    if (at >= 0) {
+      const all = Buffer.concat(held);
+      const end = all.length - last.length + at;
+      held = end + 1 < all.length ? [all.subarray(end + 1)] : [];
+      return all.subarray(0, end).toString('utf8');
+    }
+    let n;
+    try {
+      n = fs.readSync(4, chunk, 0, chunk.length, null);
+    } catch (e) {
+      if (e.code === 'EAGAIN') { Atomics.wait(nap, 0, 0, 1); continue; }
+      if (e.code === 'EINTR') continue;
+      return null;
+    }
+    if (n === 0) return null;
+    held.push(Buffer.from(chunk.subarray(0, n)));
+  }
+}
 let fn;
 try {
   vm.runInThisContext(fs.readFileSync('/tmp/main.js', 'utf8'), { filename: 'main.js' });
@@ -58,17 +94,19 @@ try {
   process.exit(0);
 }
 fs.writeSync(3, 'L\n');
-job.inputs.forEach((args, i) => {
+for (let i = 0; i < job.tests; i++) {
+  const line = nextLine();
+  if (line === null) break;
   let rec;
   try {
-    const v = fn(...args);
+    const v = fn(...JSON.parse(line));
     const s = JSON.stringify(v === undefined ? null : v);
     rec = '{"i":' + i + ',"s":"ok","v":' + s + '}';
   } catch (e) {
     rec = JSON.stringify({ i: i, s: 'error', e: String(e).slice(0, 2000) });
   }
   fs.writeSync(3, rec + '\n');
-});
+}
 """
 
 
@@ -105,9 +143,12 @@ def _node_argv(job: core.Frame, script: str) -> list[str]:
 
 def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     priv.drop_untrusted()
+    # A stdio job's inputs follow its frame; read before any of the program runs.
+    inputs = job_inputs(job) if job["mode"] == "native_stdio" else None
+    # Closed to every process of the job, the compiler's included: this process's
+    # memory holds the inputs (`Inputs`, or a call job's frame).
+    core.undumpable()
     channel.accept()
-    with open("/tmp/job.json", "w") as f:
-        json.dump({"fn_name": job.get("fn_name"), "inputs": job["inputs"]}, f)
     prepare = _PREPARE.get(job["language"])
     if prepare is None:
         channel.write({"load": "error", "e": f"unsupported language {job['language']!r}"})
@@ -117,11 +158,13 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
         return 0
     channel.write({"load": "ok"})
     cap = int(job["max_output"])
-    if job["mode"] == "native_call":
+    if inputs is None:
         return _js_call(job, channel, cap)
     argv, memory_mb = program
-    for index, text in enumerate(job["inputs"]):
-        result = core.run_child(_exec(argv, memory_mb), text.encode(), float(job["timeout_s"]), cap)
+    for index in range(len(inputs)):
+        result = core.run_child(_exec(argv, memory_mb), inputs[index], float(job["timeout_s"]), cap)
+        # Nothing of this test's run works on while the next one runs.
+        core.end_strays()
         channel.write({"i": index, **result})
         if result["s"] != "ok" and job.get("stop_on_failure"):
             break
@@ -144,20 +187,49 @@ def _prepare_cpp(job: core.Frame, channel: core.Channel) -> Program | None:
     return ["/tmp/main"], int(job["memory_mb"])
 
 
-# ES module exports, which models write for node and a CommonJS file (what node runs a
-# `.js` as) cannot hold: `export` before a declaration goes, the declaration stays; an
-# `export { f }` or `export default f;` line goes. Anchored at line starts, linear.
+# ES module syntax, which models write for node and a CommonJS file (what node runs a
+# `.js` as: node 18 has no module detection, and the call harness runs the program as a
+# script) cannot hold. Exports: `export` before a declaration goes, the declaration
+# stays; an `export { f }` or `export default f;` line goes. Static imports become the
+# `require` calls node's own interop gives them (a default or namespace import is the
+# module's exports). Anchored at line starts, linear: each alternative starts with a
+# different token, and a brace list is bounded.
 _EXPORT_DECLARATION = re.compile(
     r"^export[ \t]+(?:default[ \t]+)?(?=(?:async[ \t]+)?function\b|class\b|const\b|let\b|var\b)", re.MULTILINE
 )
 _EXPORT_LINE = re.compile(r"^export[ \t]*(?:\{[^}\n]*\}|default[ \t]+[A-Za-z_$][\w$]*)[ \t]*;?[ \t]*$", re.MULTILINE)
+MAX_IMPORT_LIST_CHARS = 2000
+_NAME = r"[A-Za-z_$][\w$]*"
+_SOURCE = r"(?P<source>'[^'\n]*'|\"[^\"\n]*\")"
+_IMPORT = re.compile(
+    rf"^import(?:[ \t]+|(?=[{{*]))(?:(?P<default>{_NAME})[ \t]*(?:,[ \t]*)?)?"
+    rf"(?:\*[ \t]*as[ \t]+(?P<namespace>{_NAME})[ \t]*|(?P<names>\{{[^}}]{{0,{MAX_IMPORT_LIST_CHARS}}}\}})[ \t]*)?"
+    rf"from[ \t]*{_SOURCE}[ \t]*;?",
+    re.MULTILINE,
+)
+_BARE_IMPORT = re.compile(rf"^import[ \t]*{_SOURCE}[ \t]*;?", re.MULTILINE)
+_IMPORT_AS = re.compile(rf"({_NAME})[ \t]+as[ \t]+({_NAME})")
+
+
+def _required(match: re.Match[str]) -> str:
+    source, default, namespace, names = match.group("source", "default", "namespace", "names")
+    first = default or namespace
+    bindings = [f"{first} = require({source})"] if first else []
+    if first and namespace and default:
+        bindings.append(f"{namespace} = {first}")
+    if names:
+        renamed = _IMPORT_AS.sub(r"\1: \2", names)
+        bindings.append(f"{renamed} = {first or f'require({source})'}")
+    return f"const {', '.join(bindings)};" if bindings else f"require({source});"
 
 
 def without_exports(code: str) -> str:
-    """`code` with its ES module exports taken out (see above)."""
-    if "export" not in code:
-        return code
-    return _EXPORT_LINE.sub("", _EXPORT_DECLARATION.sub("", code))
+    """`code` with its ES module syntax made CommonJS (see above)."""
+    if "export" in code:
+        code = _EXPORT_LINE.sub("", _EXPORT_DECLARATION.sub("", code))
+    if "import" in code:
+        code = _BARE_IMPORT.sub(lambda m: f"require({m['source']});", _IMPORT.sub(_required, code))
+    return code
 
 
 def _prepare_javascript(job: core.Frame, channel: core.Channel) -> Program | None:
@@ -180,9 +252,13 @@ _PREPARE: dict[str, Callable[[core.Frame, core.Channel], Program | None]] = {
 def _js_call(job: core.Frame, channel: core.Channel, cap: int) -> int:
     with open("/tmp/harness.js", "w") as f:
         f.write(JS_CALL_HARNESS)
-    relay = _Relay(channel, len(job["inputs"]), float(job["timeout_s"]))
+    # No test's input: node gets each on `core.FEED_FD` as that test's clock starts.
+    with open("/tmp/job.json", "w") as f:
+        json.dump({"fn_name": job.get("fn_name"), "tests": len(job["inputs"])}, f)
+    lines = [(json.dumps(args) + "\n").encode() for args in job["inputs"]]
+    relay = _Relay(channel, lines, float(job["timeout_s"]))
     node = _exec(_node_argv(job, "/tmp/harness.js"), None)
-    result = core.run_child(node, b"", relay.left(), cap, extra_fd3=True, on_fd3=relay.feed)
+    result = core.run_child(node, b"", relay.left(), cap, extra_fd3=True, on_fd3=relay.feed, feed=relay.release)
     if result["s"] == "timeout" and not relay.loaded:
         channel.write({"load": "timeout", "e": "loading the program timed out"})
     elif result["s"] == "timeout" and relay.due < relay.tests:
@@ -205,8 +281,10 @@ class _Relay:
     the clock: a line the program writes itself (fd 3 is open to it) buys no time, and
     one that claims a test is a duplicate of the harness's record, which fails it."""
 
-    def __init__(self, channel: core.Channel, tests: int, limit_s: float) -> None:
-        self.channel, self.tests, self.limit_s = channel, tests, limit_s
+    def __init__(self, channel: core.Channel, inputs: list[bytes], limit_s: float) -> None:
+        self.channel, self.inputs, self.limit_s = channel, inputs, limit_s
+        self.tests = len(inputs)
+        self.sent = 0  # the inputs node has been given
         self.deadline = time.monotonic() + NODE_START_S + limit_s
         self.pending = b""
         self.loaded = False
@@ -216,6 +294,15 @@ class _Relay:
     def left(self) -> float:
         """Seconds until the deadline."""
         return self.deadline - time.monotonic()
+
+    def release(self) -> tuple[bytes, bool]:
+        """The inputs of the tests whose clocks have started, not yet given to node (the
+        first once the program has loaded, each next one once the record of the test
+        before it has come), and whether node gets no more."""
+        started = min(self.tests, self.due + 1) if self.loaded else 0
+        out = b"".join(self.inputs[self.sent : started])
+        self.sent = max(self.sent, started)
+        return out, self.sent >= self.tests
 
     def feed(self, chunk: bytes) -> float:
         *lines, self.pending = (self.pending + chunk).split(b"\n")
@@ -240,12 +327,16 @@ class _Relay:
             return
         if record.get("s") == "ok" and "v" in record:
             record["j"] = record.pop("v")
+        index = record.get("i")
+        due = self.loaded and type(index) is int and index == self.due
+        if due and time.monotonic() > self.deadline:
+            # Read past its deadline: this process was held up while node ran on.
+            record = {"i": index, "s": "timeout"}
         try:
             self.channel.write(record)
         except (ValueError, TypeError):
             return  # NaN and the like, which a record may not carry
         self.relayed += 1
-        index = record.get("i")
-        if self.loaded and type(index) is int and index == self.due:
+        if due:
             self.due += 1
             self.deadline = time.monotonic() + self.limit_s

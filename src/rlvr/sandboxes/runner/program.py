@@ -3,7 +3,7 @@ with its files, its stdin, and its stdout, stderr, exit code and time reported b
 
 The job holds `language` (python, cpp, javascript), `code`, `stdin`, `files` (relative
 path -> bytes, written under the job's private /tmp, its working directory),
-`fetch_files` (relative paths read back after the run), `compile_timeout_s`,
+`fetch_files` (paths read back after the run: relative, or under /tmp or /mnt), `compile_timeout_s`,
 `run_timeout_s`, `memory_mb`, `max_output`, `max_fetch_bytes` and the toolchains
 (`gxx`, `node`). Records, one per step:
 
@@ -31,6 +31,7 @@ from rlvr.sandboxes.runner import core, native
 
 MODES = ("program",)
 WORKDIR = "/tmp"
+SCRATCH_ALIAS = "/mnt"
 SOURCE = {"cpp": "/tmp/main.cpp", "javascript": "/tmp/main.js"}
 
 
@@ -46,7 +47,10 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
             target, job["stdin"].encode(), float(job["run_timeout_s"]), int(job["max_output"]), extra_fd3=True
         )
         result["err"] = result.pop("chan", "")
-        channel.write({"step": "run", **result, "t": time.monotonic() - started})
+        t = time.monotonic() - started
+        # Nothing of the run (a daemon it left) changes the files fetched below.
+        core.end_strays()
+        channel.write({"step": "run", **result, "t": t})
     _fetch(job["fetch_files"], int(job["max_fetch_bytes"]), channel)
     return 0
 
@@ -62,7 +66,12 @@ def _restore(files: dict[str, bytes]) -> None:
 
 
 def _inside(path: str) -> str | None:
+    """Where `path` is in the job's filesystem, if it is in its working directory: a
+    relative path is, and an absolute one under /tmp or /mnt (the jobs' root makes /mnt
+    an alias of /tmp, where SandboxFusion's programs write their scratch files)."""
     full = os.path.normpath(os.path.join(WORKDIR, path))
+    if full.startswith(SCRATCH_ALIAS + "/"):
+        full = WORKDIR + full[len(SCRATCH_ALIAS) :]
     return full if full.startswith(WORKDIR + "/") else None
 
 
@@ -78,7 +87,7 @@ def _prepare(job: core.Frame, channel: core.Channel) -> Callable[[], None] | Non
         # The code verifier's node flags: its heap, not the address space, bounds its memory.
         return _stderr_on_fd3(native._exec(native._node_argv(job, SOURCE[language]), None))
     started = time.monotonic()
-    compile_argv = [job["gxx"], "-O2", "-std=c++20", "-pipe", "-o", "/tmp/main", SOURCE[language]]
+    compile_argv = [job["gxx"], "-O2", "-std=c++17", "-pipe", "-o", "/tmp/main", SOURCE[language]]
     step = core.run_child(
         native._exec(compile_argv, None, merge_stderr=True),
         b"",
@@ -102,9 +111,16 @@ def _stderr_on_fd3(target: Callable[[], None]) -> Callable[[], None]:
     return with_stderr
 
 
+# Bound at import: the program may rebind what `os`, `sys` and `traceback` hold (see
+# `core.hard_exit`), and what reports its exit must still work.
+_print_exception = traceback.print_exception
+
+
 def _python(code: str) -> Callable[[], None]:
-    """Run the program in the forked child itself, as `python main.py` would: exit code
-    from SystemExit, a traceback on stderr and exit code 1 for an uncaught exception."""
+    """Run the program in the forked child itself, as `python main.py` would: its
+    directory first on the import path (a `helper.py` sent in `files` imports), exit
+    code from SystemExit, a traceback on stderr and exit code 1 for an uncaught
+    exception."""
 
     def target() -> None:
         os.dup2(3, 2)
@@ -116,6 +132,8 @@ def _python(code: str) -> Callable[[], None]:
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
         sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8")
         sys.argv = ["main.py"]
+        # This process runs the program alone (no trusted code imports after it).
+        sys.path.insert(0, WORKDIR)
         # Tracebacks quote the program's lines, as they would from the file.
         linecache.cache["main.py"] = (len(code), None, code.splitlines(True), "main.py")
         status = 0
@@ -129,14 +147,17 @@ def _python(code: str) -> Callable[[], None]:
         except BaseException as exc:
             # Without this frame, the traceback reads as `python main.py` would print it.
             frames = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
-            traceback.print_exception(type(exc), exc, frames)
+            try:
+                _print_exception(type(exc), exc, frames)
+            except BaseException:
+                pass  # the program broke what prints it (its own stderr): exit 1 says enough
             status = 1
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except BaseException:
                 status = status or 1
-        os._exit(status)
+        core.hard_exit(status)
 
     return target
 

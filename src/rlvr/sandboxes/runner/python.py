@@ -18,14 +18,15 @@ import atexit
 import builtins
 import functools
 import io
-import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from builtins import str, type  # noqa: UP029  (see `core`)
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import CodeType
 from typing import Any
 
 from rlvr.sandboxes.runner import core, names, preludes, wire
+from rlvr.sandboxes.runner.inputs import Inputs, Steps, job_inputs
 
 # The modes `run` handles; `split` jobs carry a Python program too (`precompile`).
 MODES = ("call", "values", "stdio")
@@ -44,7 +45,7 @@ PYTHON_JOB_KEYS = frozenset(
     {
         "mode", "timeout_s", "stop_on_failure", "max_output", "environment",
         "code", "program", "prelude", "prelude_program",
-        "exprs", "compiled_exprs", "expr_reads", "fn_name", "inputs",
+        "exprs", "compiled_exprs", "expr_reads", "fn_name", "inputs", "input_sizes", "steps",
     }
 )  # fmt: skip
 
@@ -86,6 +87,32 @@ def _keep_only_what_runs(job: core.Frame) -> None:
         del job[key]
     if type(job.get("program")) is CodeType:
         del job["code"]
+
+
+# The frame's keys that hold a call or values job's tests' inputs, which go apart from
+# it, one frame per test (`inputs.Steps`); a values test's, as the tuple `ValuesTest`.
+STEP_KEYS = {"call": ("inputs",), "values": ("exprs", "compiled_exprs", "expr_reads")}
+
+
+def steps_apart(job: core.Frame) -> list[bytes] | None:
+    """Take a call or values job's tests' inputs out of its frame, in place, and return
+    them, a frame each, for the client to send one at a time (`inputs.Steps`); None,
+    the frame untouched, for any other job."""
+    keys = STEP_KEYS.get(job.get("mode"))  # type: ignore[arg-type]
+    columns: list[Sequence[Any] | None] = [job.get(key) for key in keys or ()]
+    first = columns[0] if columns else None
+    if type(first) not in (list, tuple):
+        return None
+    assert first is not None
+    count = len(first)
+    if any(column is not None and (type(column) not in (list, tuple) or len(column) != count) for column in columns):
+        return None
+    for key in keys or ():
+        job.pop(key, None)
+    job["steps"] = count
+    if len(columns) == 1:
+        return [core.frame(item) for item in first]
+    return [core.frame(tuple(None if c is None else c[i] for c in columns)) for i in range(count)]
 
 
 @functools.lru_cache(maxsize=COMPILED_EXPRS_ENTRIES)
@@ -156,13 +183,17 @@ def compile_program(job: core.Frame, channel: core.Channel) -> CodeType | None:
 
 def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     priv.drop_untrusted()
+    # A stdio job's inputs follow its frame: read before the program's first line. A
+    # call or values job's come one at a time, each as its test is due (`inputs.Steps`).
+    inputs = job_inputs(job) if job["mode"] == "stdio" else None
+    steps = Steps(job["steps"]) if "steps" in job else None
     core.detach_stdin()
     channel.accept()
     program = compile_program(job, channel)
     if program is None:
         return 0
-    if job["mode"] == "stdio":
-        return _stdio(job, program, channel)
+    if inputs is not None:
+        return _stdio(job, program, inputs, channel)
     core.set_alarm_handler()
     try:
         with core.TimeLimit(float(job["timeout_s"])):
@@ -176,11 +207,21 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
         return 0
     channel.write({"load": "ok"})
     if job["mode"] == "call":
-        _call(job, ns, channel)
+        _call(job, ns, channel, job["inputs"] if steps is None else steps)
     else:
-        _values(job, ns, channel)
-    sys.stdout.flush()
+        _values(job, ns, channel, _inline_exprs(job) if steps is None else steps)
+    _flush(sys.stdout)
     return 0
+
+
+def _flush(stream: Any) -> bool:
+    """Flush what the program left as one of `sys`'s streams (it may have replaced it
+    with anything); whether that went through."""
+    try:
+        stream.flush()
+    except BaseException:
+        return False
+    return True
 
 
 def resolve(ns: dict[str, Any], name: str) -> Any:
@@ -217,32 +258,43 @@ def _value_record(index: int, value: Any) -> core.Record:
         return {"i": index, "s": "unsupported", "e": str(exc)[:200]}
 
 
-def _call(job: core.Frame, ns: dict[str, Any], channel: core.Channel) -> None:
+def _call(job: core.Frame, ns: dict[str, Any], channel: core.Channel, inputs: Iterable[Any]) -> None:
     timeout_s = float(job["timeout_s"])
     try:
         fn = resolve(ns, job["fn_name"])
     except BaseException as exc:
         channel.write({"load": "error", "e": core.describe(exc)})
         return
-    for index, args in enumerate(job["inputs"]):
+    for index, args in enumerate(inputs):
         _timed(index, timeout_s, fn, args, channel)
 
 
-def _values(job: core.Frame, ns: dict[str, Any], channel: core.Channel) -> None:
+# A values test as it comes: its expression, code object (None: compiled here) and the
+# global names it reads (None: found here).
+ValuesTest = tuple[str, CodeType | None, tuple[str, ...] | None]
+
+
+def _inline_exprs(job: core.Frame) -> Iterator[ValuesTest]:
+    """A values job's tests from its own frame (one sent whole: see `inputs.Steps`)."""
+    exprs = job["exprs"]
+    compiled = job.get("compiled_exprs") or [None] * len(exprs)
+    reads = job.get("expr_reads")
+    for index, expr in enumerate(exprs):
+        yield expr, compiled[index], reads[index] if type(reads) is tuple else None
+
+
+def _values(job: core.Frame, ns: dict[str, Any], channel: core.Channel, tests: Iterable[ValuesTest]) -> None:
     """Evaluate each test expression in the program's globals, as they are when it runs.
     A name it reads must be the program's or a real builtin: the program's builtins
     hold its environment's names too, which no test may take for the program's."""
     timeout_s = float(job["timeout_s"])
-    compiled = job.get("compiled_exprs") or [None] * len(job["exprs"])
-    reads = job.get("expr_reads")
     real = vars(builtins)
-    for index, expr in enumerate(job["exprs"]):
-        wanted = reads[index] if type(reads) is tuple else names.global_reads([(expr, f"test_{index}")])
+    for index, (expr, code, reads) in enumerate(tests):
+        wanted = reads if type(reads) is tuple else names.global_reads([(expr, f"test_{index}")])
         missing = [name for name in wanted if name not in ns and name not in real]
         if missing:
             channel.write({"i": index, "s": "error", "e": f"NameError: name {missing[0]!r} is not defined"})
             continue
-        code = compiled[index]
         if type(code) is not CodeType:
             try:
                 code = compile_source(expr, f"test_{index}", "eval")
@@ -260,6 +312,10 @@ def _stream(fd: int, mode: str) -> io.TextIOWrapper:
     return stream
 
 
+_print_exc = traceback.print_exc
+_run_exitfuncs = atexit._run_exitfuncs
+
+
 def _shut_down() -> None:
     """What the interpreter does at exit and `os._exit` skips: wait for the program's
     threads (`threading.Thread(target=main).start()`, the large-stack idiom, is never
@@ -269,11 +325,14 @@ def _shut_down() -> None:
         if threading is not None:
             threading._shutdown()
     except BaseException:
-        traceback.print_exc()
-    atexit._run_exitfuncs()
+        _print_exc()
+    try:
+        _run_exitfuncs()
+    except BaseException:
+        _print_exc()
 
 
-def _stdio(job: core.Frame, program: CodeType, channel: core.Channel) -> int:
+def _stdio(job: core.Frame, program: CodeType, inputs: Inputs | list[bytes], channel: core.Channel) -> int:
     def target() -> None:
         # New streams on fds 0 and 1: the runner's may hold buffered data of its own.
         # `sys.__stdin__` keeps the program's stdin alive, as Python's does, where a
@@ -290,22 +349,24 @@ def _stdio(job: core.Frame, program: CodeType, channel: core.Channel) -> int:
         except MemoryError:
             code = core.EXIT_MEMORY
         except BaseException:
-            traceback.print_exc()
+            _print_exc()
             code = 1
         _shut_down()
         for stream in {id(s): s for s in (sys.stdout, out, sys.__stdout__) if s is not None}.values():
-            try:
-                stream.flush()
-            except BaseException:
+            if not _flush(stream):
                 code = code or 1
-        sys.stderr.flush()
-        os._exit(code)
+        _flush(sys.stderr)
+        core.hard_exit(code)
 
     cap = int(job["max_output"])
     # The runner waits while each input's process runs: one CPU for both saves a
     # wakeup of the other CPU per input and output.
     core.stay_on_this_cpu()
-    for index, text in enumerate(job["inputs"]):
-        result = core.run_child(target, text.encode(), float(job["timeout_s"]), cap)
+    # Closed to the tests' processes: its memory holds the inputs (`inputs.Inputs`).
+    core.undumpable()
+    for index in range(len(inputs)):
+        result = core.run_child(target, inputs[index], float(job["timeout_s"]), cap)
+        # Nothing of this test's run works on while the next one runs.
+        core.end_strays()
         channel.write({"i": index, **result})
     return 0

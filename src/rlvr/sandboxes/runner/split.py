@@ -30,75 +30,58 @@ from __future__ import annotations
 # `_socket`, not `socket`: the zygote holds what the runner imports, and every job's
 # fork copies it (see `rlvr.sandboxes.local.zygote`).
 import _socket
-import builtins
 import contextlib
-import json
 import os
-import struct
 import sys
+
+# Bound here at import, before the program runs in the program half, which answers
+# with these after the program's code has run (see `wire`).
+from builtins import (  # noqa: UP029
+    BaseException,
+    Exception,
+    OverflowError,
+    StopIteration,
+    TypeError,
+    bool,
+    dict,
+    enumerate,
+    getattr,
+    id,
+    isinstance,
+    iter,
+    len,
+    list,
+    next,
+    setattr,
+    str,
+    type,
+)
 from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-from rlvr.sandboxes.runner import core, names, python, wire
+from rlvr.sandboxes.runner import core, inplace, names, python, wire
+from rlvr.sandboxes.runner.link import CONTROL_FLOW, Link, ProgramGone, recv_msg, send_msg
 
-MAX_MESSAGE = 16 * 1024 * 1024
 MAX_ITER_ITEMS = 1_000_000
-
-
-class ProgramGone(BaseException):
-    """The program half died, timed out earlier, or broke the protocol."""
-
-
-class ProgramAborted(BaseException):
-    """The program raised SystemExit/KeyboardInterrupt/...: never a pass, and not
-    catchable by a test's `except Exception`."""
-
-
-class ProgramError(Exception):
-    """A non-builtin exception raised by the program."""
-
-
-# Builtin exceptions never raised again as themselves in the test half: iteration
-# protocols and `with`/`for` machinery act on these, and an AssertionError is a verdict.
-CONTROL_FLOW = (StopIteration, StopAsyncIteration, AssertionError)
-
-
-def send_msg(sock: _socket.socket, obj: Any) -> None:
-    body = json.dumps(obj, separators=(",", ":")).encode()
-    sock.sendall(struct.pack("!I", len(body)) + body)
-
-
-def recv_msg(sock: _socket.socket) -> Any:
-    head = _recv_exact(sock, 4)
-    (size,) = struct.unpack("!I", head)
-    if size > MAX_MESSAGE:
-        raise ProgramGone("program sent an oversized message")
-    return json.loads(_recv_exact(sock, size))
-
-
-def _recv_exact(sock: _socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
-        if not chunk:
-            raise ProgramGone("program process exited")
-        buf += chunk
-    return bytes(buf)
-
 
 # ---------------------------------------------------------------- program half
 
 
 class _Handles:
-    """The program's objects that the test half refers to by number."""
+    """The program's objects that the test half refers to by number: one number per
+    object, so the test half's proxies keep the program's identities (`is`)."""
 
     def __init__(self) -> None:
         self.objects: list[Any] = []
+        self.numbers: dict[int, int] = {}  # id(object) -> its number; `objects` keeps it alive
 
     def add(self, obj: Any) -> int:
-        self.objects.append(obj)
-        return len(self.objects) - 1
+        number = self.numbers.get(id(obj))
+        if number is None:
+            self.objects.append(obj)
+            number = self.numbers[id(obj)] = len(self.objects) - 1
+        return number
 
     def get(self, index: int, _type: str) -> Any:
         return self.objects[index]
@@ -111,7 +94,7 @@ def _serve(job: core.Frame, program: CodeType | None, sock: _socket.socket) -> N
     try:
         ns = python.program_namespace(job, "solution")
         exec(program if program is not None else python.compile_source(job["code"], "solution.py"), ns)
-        names = {k: wire.encode(v, handles.add) for k, v in list(ns.items()) if not k.startswith("__")}
+        names = {k: wire.encode(v, handles.add, rich=True) for k, v in list(ns.items()) if not k.startswith("__")}
         send_msg(sock, {"ready": names})
     except BaseException as exc:
         send_msg(sock, {"load_error": python.load_failure(exc)})
@@ -135,24 +118,100 @@ def _answer(req: Any, handles: _Handles) -> dict[str, Any]:
         op = req["op"]
         target = handles.objects[req["h"]]
         if op == "call":
-            args = wire.decode(req["a"], handles.get)
-            kwargs = wire.decode(req["k"], handles.get)
-            value = target(*args, **kwargs)
+            return _call(target, req, handles)
+        if op == "next":
+            try:
+                value = next(target)
+            except StopIteration:
+                return {"stop": True}
         elif op == "getattr":
             value = getattr(target, req["n"])
-        elif op == "iter":
-            value = _items(target)
-        elif op == "len":
-            value = len(target)
+        elif op == "setattr":
+            setattr(target, req["n"], _decode(req["v"], handles))
+            value = None
+        elif op == "compare":
+            value = COMPARISONS[req["c"]](target, handles.objects[req["o"]])
+        elif op in UNARY:
+            value = UNARY[op](target)
+        elif op == "getitem":
+            value = target[_decode(req["k"], handles)]
         else:
             return {"err": "RuntimeError", "msg": f"bad op {op}", "base": True}
-        return {"ok": wire.encode(value, handles.add)}
+        return {"ok": _encode(value, handles)}
     except BaseException as exc:
         # `base`: an exception a test may catch; a control-flow one never is (even a
         # subclass), whatever its name. The program may lie here, which only ever makes
         # its exception a plain failure, never control flow in the test half.
         plain = isinstance(exc, Exception) and not isinstance(exc, CONTROL_FLOW)
-        return {"err": type(exc).__name__[:100], "msg": core.describe(exc), "base": plain}
+        return {"err": type(exc).__name__[:100], "msg": _describe(exc), "base": plain}
+
+
+def _describe(exc: BaseException) -> str:
+    # The program may have broken what `core.describe` uses (`builtins.type = None`).
+    try:
+        return core.describe(exc)
+    except BaseException:
+        return type(exc).__name__[:100]
+
+
+def _encode(value: Any, handles: _Handles) -> Any:
+    return wire.encode(value, handles.add, rich=True)
+
+
+def _decode(data: Any, handles: _Handles) -> Any:
+    return wire.decode(data, handles.get, rich=True)
+
+
+def _call(target: Any, req: dict[str, Any], handles: _Handles) -> dict[str, Any]:
+    """Call `target` with the test half's arguments; the answer holds the value and
+    the new state of each mutable argument the call changed (`inplace`)."""
+    args, kwargs = _decode(req["a"], handles), _decode(req["k"], handles)
+    if type(args) is not list or type(kwargs) is not dict:
+        raise TypeError("bad call arguments")
+    for later, first in req.get("same", ()):
+        value = args[first] if type(first) is int else kwargs[first]
+        if type(later) is int:
+            args[later] = value
+        else:
+            kwargs[later] = value
+    passed = [*enumerate(args), *kwargs.items()]
+    before = {position: _encode(arg, handles) for position, arg in passed if inplace.is_mutable(arg)}
+    answer: dict[str, Any] = {"ok": _encode(target(*args, **kwargs), handles)}
+    changed = []
+    for position, arg in passed:
+        if position in before:
+            state = _encode(arg, handles)
+            if state != before[position]:
+                changed.append([position, state])
+    if changed:
+        answer["m"] = changed
+    return answer
+
+
+# What the test half may ask of a program object besides calls and attributes: each
+# answer crosses as data (`wire`) and is judged there; `bool` and `str` must be exactly
+# a bool and a str (see `Remote`).
+UNARY: dict[str, Callable[[Any], Any]] = {
+    "iter": lambda target: _iterate(target),
+    "len": len,
+    "bool": bool,
+    "str": str,
+}
+COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _iterate(target: Any) -> Any:
+    """An iterator itself (the test half then draws one item per request), or the
+    items of another iterable."""
+    iterator = iter(target)
+    return target if iterator is target else _items(iterator)
 
 
 def _items(iterable: Any) -> list[Any]:
@@ -167,120 +226,7 @@ def _items(iterable: Any) -> list[Any]:
 # ---------------------------------------------------------------- test half
 
 
-class Link:
-    """The test half's end of the program's socket."""
-
-    def __init__(self, sock: _socket.socket) -> None:
-        self.sock, self.alive = sock, True
-
-    def kill(self) -> None:
-        # The program half has another uid, so it cannot be signalled from here; cut
-        # it off instead. It dies with this process (pid 1 of the job's namespace).
-        if self.alive:
-            self.alive = False
-            with contextlib.suppress(OSError):
-                self.sock.close()
-
-    def request(self, req: dict[str, Any]) -> Any:
-        if not self.alive:
-            raise ProgramGone("program process is gone")
-        try:
-            send_msg(self.sock, req)
-            answer = recv_msg(self.sock)
-        except (OSError, ValueError) as exc:
-            self.kill()
-            raise ProgramGone(str(exc)) from None
-        except BaseException:
-            # A timeout mid-call leaves the program busy and the stream out of step.
-            self.kill()
-            raise
-        if type(answer) is not dict:
-            self.kill()
-            raise ProgramGone("malformed answer")
-        if "ok" in answer:
-            try:
-                return wire.decode(answer["ok"], self.proxy)
-            except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
-                self.kill()
-                raise ProgramGone(f"malformed value: {exc}") from None
-        raise program_exception(answer)
-
-    def proxy(self, index: int, type_name: str) -> Remote:
-        return Remote(self, index, type_name)
-
-
-def program_exception(answer: dict[str, Any]) -> BaseException:
-    """What the test half raises for an exception the program raised: see the module's
-    docstring. The program names the type; only a plain builtin `Exception` outside
-    `CONTROL_FLOW` is raised as that type."""
-    name, msg = str(answer.get("err"))[:100], str(answer.get("msg"))[:2000]
-    text = f"program raised {name}: {msg}"
-    if answer.get("base") is not True:
-        return ProgramAborted(text)
-    exc_type = vars(builtins).get(name)
-    if not (isinstance(exc_type, type) and issubclass(exc_type, Exception)):
-        return ProgramError(text)
-    if issubclass(exc_type, CONTROL_FLOW):
-        return ProgramAborted(text)
-    try:
-        exc = exc_type(msg)
-    except Exception:  # a type whose constructor wants more (UnicodeDecodeError, ...)
-        return ProgramError(text)
-    return exc if type(exc) is exc_type else ProgramError(text)
-
-
-def _arg_handle(obj: Any) -> int:
-    if type(obj) is Remote:
-        return obj._h
-    raise wire.Unsupported(f"cannot pass {type(obj).__name__} to the program")
-
-
-class Remote:
-    """An object that lives in the program's process. It has no equality but identity
-    and no truth value, so it can never stand in for an expected value."""
-
-    __slots__ = ("_h", "_link", "_type")
-
-    def __init__(self, link: Link, index: int, type_name: str) -> None:
-        self._link, self._h, self._type = link, index, type_name
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._link.request(
-            {
-                "op": "call",
-                "h": self._h,
-                "a": wire.encode(list(args), _arg_handle),
-                "k": wire.encode(kwargs, _arg_handle),
-            }
-        )
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._link.request({"op": "getattr", "h": self._h, "n": name})
-
-    def __iter__(self) -> Any:
-        return iter(self._link.request({"op": "iter", "h": self._h}))
-
-    def __len__(self) -> int:
-        n = self._link.request({"op": "len", "h": self._h})
-        if type(n) is not int:
-            raise TypeError("len() of a program object is not an int")
-        return n
-
-    def __bool__(self) -> bool:
-        raise TypeError(f"a {self._type} from the program has no truth value here")
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __ne__(self, other: object) -> bool:
-        return self is not other
-
-    __hash__ = object.__hash__
-
-    def __repr__(self) -> str:
-        return f"<program {self._type}>"
+GO = b"g"
 
 
 def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
@@ -292,12 +238,18 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
             # The program half must never read the tests (fd 0) or write records (fd 3).
             core.detach_stdin()
             core.close_fds_except(0, 1, 2, child_sock.fileno())
+            # No line of the program runs before the test half is under its own uid,
+            # not dumpable and has taken the job: its /proc/<pid> (mem, environ, fd/0)
+            # is never open to the program, not even on the program's first line, and
+            # nothing the program does can stop the job being accepted.
+            if child_sock.recv(len(GO)) != GO:
+                return 0  # the test half gave up (a bad job): `finally` exits
             priv.drop_untrusted()
             program = job.get("program")
             _serve(job, program if type(program) is CodeType else None, child_sock)
             sys.stdout.flush()
         finally:
-            os._exit(0)
+            core.hard_exit(0)
     child_sock.close()
     link = Link(parent_sock)
     try:
@@ -311,6 +263,8 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
         # Nothing the program half does reaches this process's exit code or channel, so
         # the job is accepted only now, with the tests in hand.
         channel.accept()
+        with contextlib.suppress(OSError):  # a program half already gone fails its load
+            parent_sock.sendall(GO)
         _run_tests(job, tests, sources, link, channel)
         return 0
     finally:
@@ -333,7 +287,8 @@ _prepared_tests: dict[tuple[Any, ...], core.Frame] = {}
 def prepare_tests(tests: core.Frame) -> core.Frame:
     """The tests frame with what the trusted client can work out once for every job
     with these tests, where each forked job would pay for it in copied pages: the
-    names the tests read from the program (`reads`) and their code objects (`code`,
+    names the tests read (`reads`), the one they take from the program whatever it is
+    (`entry`, see `names`) and their code objects (`code`,
     None where a source is past the compile cap or does not compile: the job compiles
     it and reports the error). Total: tests it cannot read go as they are."""
     try:
@@ -357,7 +312,7 @@ def prepare_tests(tests: core.Frame) -> core.Frame:
             code.append(python.compile_source(source, filename) if len(source) <= python.PRECOMPILE_MAX_CHARS else None)
         except python.COMPILE_ERRORS:
             code.append(None)
-    prepared = {**tests, "reads": names.global_reads(sources), "code": code}
+    prepared = {**tests, "reads": names.global_reads(sources), "entry": _entry(tests, sources), "code": code}
     if len(_prepared_tests) >= PREPARED_TESTS_ENTRIES:
         _prepared_tests.pop(next(iter(_prepared_tests)))
     _prepared_tests[key] = prepared
@@ -372,6 +327,17 @@ def _sources(tests: core.Frame) -> list[tuple[str, str]]:
     if tests["kind"] == "check":
         return [*pairs, (str(tests["test"]) + f"\n\ncheck({tests['entry_point']})\n", "test.py")]
     return pairs + [(str(test), f"test_{index}") for index, test in enumerate(tests["tests"])]
+
+
+_NOT_PREPARED = object()
+
+
+def _entry(tests: core.Frame, sources: list[tuple[str, str]]) -> str | None:
+    """The name the tests take from the program whatever it is (`names`): a check's
+    entry point, or the one an assert suite's tests are about."""
+    if tests["kind"] == "check":
+        return str(tests["entry_point"])
+    return names.assert_entry(sources)
 
 
 def _setup(tests: core.Frame) -> Any:
@@ -430,11 +396,11 @@ def _load(
         return None
     channel.write({"load": "ok"})
     try:
-        reads = tests.get("reads")
+        reads, entry = tests.get("reads"), tests.get("entry", _NOT_PREPARED)
         return names.test_namespace(
             ready["ready"],
             lambda v: wire.decode(v, link.proxy),
-            tests.get("entry_point"),
+            entry if entry is None or type(entry) is str else _entry(tests, sources),
             sources,
             reads if type(reads) is list else None,
         )

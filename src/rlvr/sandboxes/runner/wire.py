@@ -12,17 +12,57 @@ given, never as a value that compares equal, and is refused where none is.
 Decoding builds only built-in containers and scalars from `json.loads` output:
 nothing from the untrusted side can run code in the decoder's process, and data no
 encoder would write raises `WireError`, never another exception.
+
+Split mode (`rich=True` on both ends) also carries the standard library's and numpy's
+values as themselves (`rich`), and the test half's iterators as the items they yield
+(`iterators=True`, the arguments it passes).
 """
 
 from __future__ import annotations
 
-import math
 import sys
+
+# Builtins bound here at import, before any program runs in this process: a program
+# that rebinds one in `builtins` (an `int` subclass, a wrapper of `type`) breaks only
+# its own values, never their encoding.
+from builtins import (  # noqa: UP029
+    all,
+    any,
+    bool,
+    bytes,
+    complex,
+    dict,
+    float,
+    frozenset,
+    getattr,
+    hasattr,
+    hash,
+    int,
+    isinstance,
+    issubclass,
+    iter,
+    len,
+    list,
+    next,
+    repr,
+    set,
+    str,
+    tuple,
+    type,
+)
 from collections.abc import Callable
+from math import isfinite
 from types import ModuleType
 from typing import Any
 
+from rlvr.sandboxes.runner import rich as rich_values
+from rlvr.sandboxes.runner.rich import WireError
+
+_MODULES = sys.modules
+
 MAX_DEPTH = 64
+# Items of one iterator the test half passes to the program (`iterators=True`).
+MAX_ITER_ITEMS = 1_000_000
 # Members of one set (or keys of one dict) that may share a hash; see `_hashed`.
 MAX_SHARED_HASH = 32
 
@@ -31,34 +71,69 @@ class Unsupported(TypeError):
     """A value that is not plain data (and no handle table was given)."""
 
 
-def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 0) -> Any:
+def encode(
+    value: Any,
+    handle: Callable[[Any], int] | None = None,
+    depth: int = 0,
+    rich: bool = False,
+    iterators: bool = False,
+) -> Any:
     if depth > MAX_DEPTH:
         raise Unsupported("value nested too deeply")
     t = type(value)
     if value is None or t is bool or t is int or t is str:
         return value
     if t is float:
-        return value if math.isfinite(value) else {"$f": repr(value)}
+        return value if isfinite(value) else {"$f": repr(value)}
+
+    def sub(v: Any) -> Any:
+        return encode(v, handle, depth + 1, rich, iterators)
+
     if t is list:
-        return [encode(v, handle, depth + 1) for v in value]
+        return [sub(v) for v in value]
     if t is tuple:
-        return {"$t": [encode(v, handle, depth + 1) for v in value]}
+        return {"$t": [sub(v) for v in value]}
     if t is dict:
         if all(type(k) is str and not k.startswith("$") for k in value):
-            return {k: encode(v, handle, depth + 1) for k, v in value.items()}
-        return {"$d": [[encode(k, handle, depth + 1), encode(v, handle, depth + 1)] for k, v in value.items()]}
+            return {k: sub(v) for k, v in value.items()}
+        return {"$d": [[sub(k), sub(v)] for k, v in value.items()]}
     if t is set or t is frozenset:
-        return {"$s" if t is set else "$fs": [encode(v, handle, depth + 1) for v in value]}
+        return {"$s" if t is set else "$fs": [sub(v) for v in value]}
     if t is bytes:
         return {"$b": _base64().b64encode(value).decode()}
     if t is complex:
         return {"$c": [encode(value.real, None, depth + 1), encode(value.imag, None, depth + 1)]}
+    if rich:
+        encoded = rich_values.encode(value, t, sub)
+        if encoded is not rich_values.NOT_RICH:
+            return encoded
     plain = _base_value(value, t)
     if plain is not _NOT_DATA:
-        return encode(plain, handle, depth + 1)
-    if handle is None:
-        raise Unsupported(f"not plain data: {t.__name__}")
-    return {"$h": handle(value), "$type": t.__name__[:100]}
+        return sub(plain)
+    refused = Unsupported(f"not plain data: {t.__name__}")
+    if handle is not None:
+        try:
+            return {"$h": handle(value), "$type": t.__name__[:100]}
+        except Unsupported as exc:
+            refused = exc
+    # An iterator of the sender's own (one of the other side's has a handle) goes as
+    # the items it yields.
+    if iterators and _is_iterator(value, t):
+        return {"$r": ["it", sub(_take(value))]}
+    raise refused
+
+
+def _is_iterator(value: Any, t: type) -> bool:
+    return hasattr(t, "__next__") and hasattr(t, "__iter__")
+
+
+def _take(iterator: Any) -> list[Any]:
+    items = []
+    for item in iterator:
+        items.append(item)
+        if len(items) > MAX_ITER_ITEMS:
+            raise Unsupported("iterator too long to pass to the program")
+    return items
 
 
 # Built-in types whose subclasses' instances go as the base's value, each read by a
@@ -92,23 +167,24 @@ def _base_value(value: Any, t: type) -> Any:
 
 
 def _is_numpy(t: type) -> bool:
-    numpy = sys.modules.get("numpy")
+    numpy = _MODULES.get("numpy")
     kinds = (getattr(numpy, "generic", None), getattr(numpy, "ndarray", None))
     return any(isinstance(kind, type) and issubclass(t, kind) for kind in kinds)
 
 
-_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_FLOATS = {"nan": float("nan"), "inf": float("inf"), "-inf": -float("inf")}
 
+
+__all__ = ["MAX_DEPTH", "Unsupported", "WireError", "decode", "encode", "to_json"]
 
 # The tags whose body is a list of encoded members.
 _SEQUENCES = ("$t", "$c", "$s", "$fs")
 
 
-class WireError(ValueError):
-    """Wire data that no `encode` could have produced: the sending side's failure."""
+Proxy = Callable[[int, str], Any]
 
 
-def decode(data: Any, proxy: Callable[[int, str], Any] | None = None, depth: int = 0) -> Any:
+def decode(data: Any, proxy: Proxy | None = None, depth: int = 0, rich: bool = False) -> Any:
     """Wire data back to a value. Total over anything `json.loads` returns: malformed
     data raises `WireError` and nothing else (the data may come from the program, and
     a grader that crashed on it would let the program choose its own fate)."""
@@ -117,15 +193,21 @@ def decode(data: Any, proxy: Callable[[int, str], Any] | None = None, depth: int
     t = type(data)
     if data is None or t is bool or t is int or t is str or t is float:
         return data
+
+    def sub(v: Any) -> Any:
+        return decode(v, proxy, depth + 1, rich)
+
     if t is list:
-        return [decode(v, proxy, depth + 1) for v in data]
+        return [sub(v) for v in data]
     if t is not dict:
         raise WireError(f"bad wire value of type {t.__name__}")
     if len(data) == 1 or (len(data) == 2 and "$h" in data):
         key = next(iter(data)) if "$h" not in data else "$h"
         if type(key) is str and key.startswith("$"):
-            return _decode_tagged(key, data, proxy, depth)
-    return {_key(k): decode(v, proxy, depth + 1) for k, v in data.items()}
+            if key == "$r" and rich:
+                return rich_values.decode(data[key], sub)
+            return _decode_tagged(key, data, proxy, sub)
+    return {_key(k): sub(v) for k, v in data.items()}
 
 
 def _key(key: Any) -> str:
@@ -134,7 +216,7 @@ def _key(key: Any) -> str:
     return key
 
 
-def _decode_tagged(key: str, data: dict[str, Any], proxy: Callable[[int, str], Any] | None, depth: int) -> Any:
+def _decode_tagged(key: str, data: dict[str, Any], proxy: Proxy | None, sub: Callable[[Any], Any]) -> Any:
     body = data[key]
     if key == "$h":
         name = data.get("$type")
@@ -150,10 +232,10 @@ def _decode_tagged(key: str, data: dict[str, Any], proxy: Callable[[int, str], A
     if type(body) is not list:
         raise WireError(f"bad wire body for {key[:20]!r}")
     if key == "$d":
-        return _dict(body, proxy, depth)
+        return _dict(body, sub)
     if key not in _SEQUENCES:
         raise WireError(f"bad wire tag {key[:20]!r}")
-    items = [decode(v, proxy, depth + 1) for v in body]
+    items = [sub(v) for v in body]
     if key == "$c":
         return _complex(items)
     if key == "$t":
@@ -188,10 +270,10 @@ def _complex(parts: list[Any]) -> complex:
     return complex(parts[0], parts[1])
 
 
-def _dict(body: list[Any], proxy: Callable[[int, str], Any] | None, depth: int) -> Any:
+def _dict(body: list[Any], sub: Callable[[Any], Any]) -> Any:
     if not all(type(pair) is list and len(pair) == 2 for pair in body):
         raise WireError("bad wire dict entry")
-    pairs = [(decode(k, proxy, depth + 1), decode(v, proxy, depth + 1)) for k, v in body]
+    pairs = [(sub(k), sub(v)) for k, v in body]
     return _hashed(dict, pairs, [k for k, _ in pairs])
 
 
@@ -220,7 +302,7 @@ def to_json(value: Any) -> Any:
     if value is None or t is bool or t is int or t is str:
         return value
     if t is float:
-        if not math.isfinite(value):
+        if not isfinite(value):
             raise Unsupported("non-finite float")
         return value
     if t is list or t is tuple:

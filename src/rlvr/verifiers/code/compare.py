@@ -14,16 +14,25 @@ The rules (the verifier's description carries them, beside what common judges do
   too, the truth value a C-style predicate returns (`assert is_odd(3) == True` passes
   for `n % 2`, as Python's `==` and so MBPP's harness have it); in call-based JSON it
   takes only itself (`true` is not `1`, as LeetCode's serialised answers compare).
-- Containers match by exact type (a list is not a tuple), length and members; set
-  members and dict keys are matched by Python equality, then by these rules. Where a
-  ground truth says its call-based outputs are wrapped in a list of one
-  (`outputs_wrapped`, as APPS and TACO store them), the value inside passes too, as
-  their harness accepts `outputs[i][0]` (`grading`).
-- stdout: lines split on `\\n` (a CRLF is one line end), tokens on whitespace, trailing
-  blank lines ignored, the number of lines and of tokens per line not. A token that is
-  an integer in the expected output must be an integer of the same value in the
-  program's; one that is a decimal or exponent numeral matches any numeral within the
-  float tolerance; any other token matches only itself.
+- Containers match by exact type (a list is not a tuple), length and members, except
+  that `set` and `frozenset` are one family (Python's `==` and so MBPP's harness take a
+  frozenset for a set literal), as `int` and `float` are; set members and dict keys are
+  matched by Python equality, then by these rules. Where a ground truth says its
+  call-based outputs are wrapped in a list of one (`outputs_wrapped`, as APPS and TACO
+  store them), the value inside passes too, as their harness accepts `outputs[i][0]`
+  (`grading`).
+- stdout, as LiveCodeBench's grader reads it (APPS's takes these too): lines split on
+  `\\n` (a CRLF is one line end), tokens on whitespace; blank lines before the first and
+  after the last line of text are ignored (LiveCodeBench strips the whole output), the
+  number of lines and of tokens per line are not. A token that is an integer in the
+  expected output matches any numeral of exactly that value (`240`, `240.0`, `240.`,
+  `2.4e2`, `+240`, `0240` for `240`, as LiveCodeBench's `Decimal` comparison has it; no
+  tolerance, so 10**18 + 1 is not 10**18), except an expected token with a leading zero
+  (`0011`, `007`: a bit string or a padded code), which matches only itself; one that is a decimal or exponent numeral
+  matches any numeral within the float tolerance, or of exactly its value where it is
+  past the float range (`1e400`); any other token matches only itself. A numeral is
+  `[+-]digits[.digits][e[+-]digits]` in ASCII: `inf`, `nan`, `0x1p3`, `1_000` and
+  non-ASCII digits are text (stricter than `Decimal`, which reads all but hex).
 
 Every function here is total: values come from the program (decoded from exact-type
 wire data, plain built-ins only, so `==` on them runs no program code), and whatever
@@ -39,6 +48,9 @@ from typing import Any
 
 REL_TOL = 1e-6
 ABS_TOL = 1e-6
+# A numeral's exponent longer than this has a value no expected token of a bounded
+# length can spell (and is not read into an int: Python caps int() at 4300 digits).
+MAX_EXPONENT_DIGITS = 18
 # A sentinel no decoded value can be equal to.
 _MISSING = object()
 
@@ -86,14 +98,14 @@ def python_equal(actual: Any, expected: Any) -> bool:
         return number_equal(actual, expected)
     if te is bool:
         return (type(actual) is bool or type(actual) is int) and bool(actual == expected)
+    if te is set or te is frozenset:
+        return (type(actual) is set or type(actual) is frozenset) and _sets_equal(actual, expected)
     if type(actual) is not te:
         return False
     if te is list or te is tuple:
         return len(actual) == len(expected) and all(python_equal(a, e) for a, e in zip(actual, expected, strict=True))
     if te is dict:
         return _dicts_equal(actual, expected, python_equal)
-    if te is set or te is frozenset:
-        return _sets_equal(actual, expected)
     if te is complex:
         return float_close(actual.real, expected.real) and float_close(actual.imag, expected.imag)
     return te in (str, bytes, type(None), type(...)) and bool(actual == expected)
@@ -152,38 +164,75 @@ def numeral_kind(token: str) -> str | None:
     return "float" if dot or exp_mark else "int"
 
 
-def _int_value(token: str) -> tuple[bool, str]:
-    """An integer token as (negative, digits without leading zeros): compared as text,
-    so any length costs linear time and `-0` is `0`."""
-    digits = token.lstrip("+-").lstrip("0")
-    return token.startswith("-") and digits != "", digits
+def _exact_value(token: str) -> tuple[bool, str, int] | None:
+    """A numeral's exact value as (negative, significant digits, exponent of the last
+    one), zero as (False, "", 0); None where the exponent is past `MAX_EXPONENT_DIGITS`
+    (no expected token of a bounded length has such a value). Text operations only: any
+    length costs linear time, and no huge int or Decimal is built."""
+    body = token[1:] if token[:1] in ("+", "-") else token
+    mantissa, _, exponent = body.lower().partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return False, "", 0
+    exp_digits = exponent.lstrip("+-").lstrip("0")
+    if len(exp_digits) > MAX_EXPONENT_DIGITS:
+        return None
+    exp = int(exp_digits or "0") * (-1 if exponent.startswith("-") else 1)
+    significant = digits.rstrip("0")
+    return token.startswith("-"), significant, exp - len(frac) + len(digits) - len(significant)
+
+
+def _exactly_equal(got: str, want: str) -> bool:
+    value = _exact_value(want)
+    return value is not None and _exact_value(got) == value
 
 
 def token_equal(got: str, want: str) -> bool:
     if got == want:
         return True
-    kind = numeral_kind(want)
-    if kind is None:
+    if _zero_padded(want):
         return False
-    got_kind = numeral_kind(got)
+    kind = numeral_kind(want)
+    if kind is None or numeral_kind(got) is None:
+        return False
     if kind == "int":
-        return got_kind == "int" and _int_value(got) == _int_value(want)
-    return got_kind is not None and float_close(float(got), float(want))
+        return _exactly_equal(got, want)
+    expected = float(want)
+    if math.isinf(expected):  # a finite numeral past the float range: its exact value
+        return _exactly_equal(got, want)
+    return float_close(float(got), expected) or _exactly_equal(got, want)
 
 
-def _lines(text: str) -> list[list[str]]:
-    # A lone CR is whitespace within a line (str.split), as a judge reading tokens sees it.
-    lines = [line.split() for line in text.replace("\r\n", "\n").split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
+def _zero_padded(token: str) -> bool:
+    """Whether an expected token's digits start with a zero that carries meaning (`0011`,
+    `007`, `-01.5`): a bit string or a padded code, where the answer without its zeros
+    is wrong, so it is text (stricter than LiveCodeBench's `Decimal`)."""
+    digits = token[1:] if token[:1] in "+-" else token
+    return len(digits) > 1 and digits[0] == "0" and digits[1].isdigit()
+
+
+def _body(text: str) -> str:
+    # Blank lines around the text, and a lone CR (whitespace within a line, as str.split
+    # has it, as a judge reading tokens sees it), cut at C speed: a program printing a
+    # mebibyte of newlines must not cost the grader a Python loop per line.
+    return text.replace("\r\n", "\n").strip()
+
+
+def _line_count(body: str) -> int:
+    return body.count("\n") + 1 if body else 0
+
+
+def _lines(body: str) -> list[list[str]]:
+    return [line.split() for line in body.split("\n")] if body else []
 
 
 def stdout_equal(actual: str, expected: str) -> tuple[bool, str]:
     """Whether the output matches (the rules above), and if not, where it first differs."""
-    got, want = _lines(actual), _lines(expected)
-    if len(got) != len(want):
-        return False, f"expected {len(want)} line(s) of output, got {len(got)}"
+    got_body, want_body = _body(actual), _body(expected)
+    if _line_count(got_body) != _line_count(want_body):
+        return False, f"expected {_line_count(want_body)} line(s) of output, got {_line_count(got_body)}"
+    got, want = _lines(got_body), _lines(want_body)
     for n, (g, w) in enumerate(zip(got, want, strict=True), 1):
         if len(g) != len(w) or not all(token_equal(a, b) for a, b in zip(g, w, strict=True)):
             return False, f"line {n} differs"

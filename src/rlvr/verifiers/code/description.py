@@ -19,16 +19,18 @@ as the problem states, usually abs or rel error 1e-6 (rcmp6) | np.allclose (rtol
 | bool | True never stands in for an expected 1; an expected True/False in an assert (value) takes the int 1/0 \
 too (a C-style predicate, as Python == in MBPP's harness), in call mode only itself (as LeetCode's serialised \
 answers) | n/a | Python == (True == 1) | Python == (True == 1) |
-| containers | same type (list is not tuple, except that call mode reads tuples as lists), length and members; \
-set members and dict keys by Python equality, then these rules; in call mode with `outputs_wrapped` (each \
-output a list of one, as APPS and TACO store them), its element passes too | n/a | == with fallbacks (first \
-element of a one-element list) | tuples become lists, then == |
-| stdout lines | CRLF is LF; trailing blank lines ignored; the number of lines and of tokens per line must match \
-| wcmp: tokens only, line breaks ignored; lcmp: per line | several fallbacks, down to comparing token sets | \
-stripped lines, their number must match |
-| stdout integer token in e | an integer token of the same value (007 is 7, -0 is 0); 3.0 fails for 3 | exact \
+| containers | same type (list is not tuple, except that call mode reads tuples as lists; set and frozenset are \
+one family, as Python == has it), length and members; set members and dict keys by Python equality, then \
+these rules; in call mode with `outputs_wrapped` (each output a list of one, as APPS and TACO store them), \
+its element passes too | n/a | == with fallbacks (first element of a one-element list) | tuples become lists, then == |
+| stdout lines | CRLF is LF; blank lines before and after the output ignored (LiveCodeBench strips it); the \
+number of lines and of tokens per line must match | wcmp: tokens only, line breaks ignored; lcmp: per line | \
+several fallbacks, down to comparing token sets | stripped lines, their number must match |
+| stdout integer token in e | any numeral of exactly its value (007, +7, 7.0, 7., 0.7e1 for 7; -0 is 0), as \
+LiveCodeBench's Decimal; no tolerance (10^18+1 fails for 10^18); inf, nan, hex, 1_000 are text | exact \
 (wcmp) or same value (ncmp) | float tokens under np.allclose | Decimal equality (3.0 passes for 3) |
-| stdout decimal token in e (1.5, 2e-3) | any numeral within 1e-6, absolute or relative | abs or rel 1e-6 (rcmp6) | \
+| stdout decimal token in e (1.5, 2e-3) | any numeral within 1e-6, absolute or relative (past the float \
+range, 1e400: exactly its value) | abs or rel 1e-6 (rcmp6) | \
 np.allclose | Decimal equality (exact) |
 | other stdout tokens | exact text | exact text | exact, or as sets | exact text |
 | HumanEval `check` (`assert candidate(...) == e`) | Python == on the returned plain value, as the check's own \

@@ -33,8 +33,9 @@ class Prepared:
     # under one test's time limit, each judged as its assert judges it (`expected`
     # then holds `pure.Judged`s).
     one_test: bool = False
-    # Names a split check takes from the program beyond the entry point, because the
-    # ground truth gave no prompt to take them from (`helpers.names_from_program`).
+    # Names the tests take from the program beyond the entry point, in any format: no
+    # trusted source gives them (`rlvr.sandboxes.runner.names`, rule 5), so the program
+    # could redefine them (`helpers.names_from_program`, `helpers.assert_names`).
     untrusted_names: list[str] = field(default_factory=list)
     # Names the tests take from the program: a fenced block defining one of them is
     # the program (`extract_code`).

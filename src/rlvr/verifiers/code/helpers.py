@@ -17,11 +17,10 @@ else of the prompt runs (no calls, no `if __name__` blocks).
 from __future__ import annotations
 
 import ast
-import builtins
+import re
 import sys
-from collections.abc import Collection
 
-from rlvr.sandboxes.runner.names import global_reads
+from rlvr.sandboxes.runner import names
 from rlvr.verifiers.code.extract import fenced_blocks
 from rlvr.verifiers.turns import without_turn_tokens
 
@@ -33,21 +32,67 @@ _PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)
 def prompt_module(prompt: str) -> ast.Module:
     """The prompt's Python: the prompt itself if it parses, else its fenced blocks
     that parse, in order (in a prompt rendered through a chat template, a fence the
-    template closed with ```` ```<|im_end|> ```` closes there: `without_turn_tokens`).
-    ValueError if it holds no Python at all."""
+    template closed with ```` ```<|im_end|> ```` closes there: `without_turn_tokens`),
+    else the code it quotes without a fence (`_unfenced_code`). ValueError if it holds
+    no Python at all."""
     try:
         return ast.parse(prompt)
     except _PARSE_ERRORS:
         pass
+    text = without_turn_tokens(prompt)
     body: list[ast.stmt] = []
-    for _tag, block in fenced_blocks(without_turn_tokens(prompt)):
-        try:
-            body.extend(ast.parse(block).body)
-        except _PARSE_ERRORS:
-            continue
+    for _tag, block in fenced_blocks(text):
+        body.extend(_parsed_or_nothing(block))
     if not body:
-        raise ValueError("is neither Python nor text with a fenced block of Python")
+        for run in _unfenced_code(text):
+            body.extend(_parsed_or_nothing(run))
+    if not body:
+        raise ValueError("is neither Python nor text with Python in it")
     return ast.Module(body=body, type_ignores=[])
+
+
+def _parsed_or_nothing(source: str) -> list[ast.stmt]:
+    try:
+        return ast.parse(source).body
+    except _PARSE_ERRORS:
+        return []
+
+
+# The first line of a top-level statement of a prompt's code, quoted without a fence:
+# a definition, an import or a name bound to something. Matched at a line's start
+# only, in one pass (the prompt is text a reader wrote).
+_CODE_LINE = re.compile(
+    r"(?:(?:async\s+)?def\s|class\s|@|import\s|from\s+[\w.]+\s+import\s|[A-Za-z_]\w*\s*(?::[^=\n]*)?=[^=])"
+)
+
+
+def _unfenced_code(text: str) -> list[str]:
+    """The code a prompt quotes without a fence (`Complete this:`, then HumanEval's
+    prompt, then `Answer in one block.`): each stretch of top-level statements that
+    look like code (`_CODE_LINE`), with the indented and blank lines under them, cut at
+    the first line of prose. A stretch that does not parse as a whole comes statement
+    by statement (a decorator with what it decorates), those that parse kept."""
+    runs: list[list[str]] = []  # each: one source per statement
+    run: list[str] | None = None
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if not line.strip() or line[0] in " \t":
+            if run is not None:
+                run[-1] += "\n" + line
+        elif _CODE_LINE.match(line):
+            if run is None:
+                run = []
+                runs.append(run)
+            if run and run[-1].startswith("@") and "\n" not in run[-1]:
+                run[-1] += "\n" + line
+            else:
+                run.append(line)
+        else:
+            run = None
+    pieces: list[str] = []
+    for statements in runs:
+        whole = "\n".join(statements) + "\n"
+        pieces += [whole] if _parsed_or_nothing(whole) else [f"{one}\n" for one in statements]
+    return pieces
 
 
 def trusted_helpers(prompt: str, entry_point: str) -> str:
@@ -156,29 +201,25 @@ def _placeholder(node: ast.stmt) -> bool:
     return False
 
 
-def bound_names(source: str) -> set[str]:
-    """The names the top level of `source` (what `trusted_helpers` gives) binds."""
-    names: set[str] = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, _DEFINITIONS):
-            names.add(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(target.id for target in targets if isinstance(target, ast.Name))
-    return names
+def names_from_program(test: str, entry_point: str, given: str = "") -> list[str]:
+    """The names a check reads that only the program can give it: neither the entry
+    point nor anything a trusted source gives (`rlvr.sandboxes.runner.names`: builtins,
+    modules, the tests' pre-imports, and what `given`, the helpers taken from the
+    task's prompt, binds). Each is one the program could redefine, so a grade that rests
+    on them is reported as such."""
+    sources = [(given, "setup.py")] if given else []
+    sources.append((f"{test}\n\ncheck({entry_point})\n", "test.py"))
+    return names.untrusted_reads(sources, entry_point, is_module=_is_module)
 
 
-def names_from_program(test: str, entry_point: str) -> list[str]:
-    """The names a check reads that, with no prompt in the ground truth, only the
-    program can give it: neither builtins, nor modules, nor the entry point. Each is one
-    the program could redefine, so a grade that rests on them is reported as such."""
-    return program_names([(f"{test}\n\ncheck({entry_point})\n", "test.py")], {"check", entry_point})
+def assert_names(sources: list[tuple[str, str]]) -> tuple[str | None, list[str]]:
+    """An assert suite's entry point (`names.assert_entry`) and the other names its
+    tests (and setup: `sources`) take from the program, as `names_from_program`."""
+    entry = names.assert_entry(sources, _is_module)
+    return entry, names.untrusted_reads(sources, entry, is_module=_is_module)
 
 
-def program_names(sources: list[tuple[str, str]], exclude: Collection[str] = ()) -> list[str]:
-    """The global names `sources` read and do not bind that are neither builtins nor
-    modules (nor in `exclude`), sorted: the ones that can only come from the program."""
-    own = {*vars(builtins), *sys.stdlib_module_names, *exclude}
-    return [name for name in global_reads(sources) if name not in own]
+def _is_module(name: str) -> bool:
+    """A module the test half has: one of the standard library's, or one this process
+    finds (the jobs' path is the service's, checked)."""
+    return name in sys.stdlib_module_names or names.has_module(name)

@@ -96,7 +96,7 @@ def _toolchains() -> dict[str, str | None]:
 class CodeVerifier(BuiltWithRunner):
     name = "code"
     # Its versions, and what each changed: CHANGELOG.md.
-    version = "1.7.0"
+    version = "1.8.0"
     description = (
         "Runs the response's program (the last fenced block of the language that defines what the tests "
         "call, else the last one; after a `</think>`, the answer's blocks first; before the first "
@@ -106,7 +106,10 @@ class CodeVerifier(BuiltWithRunner):
         "call-based ones after LeetCode's usual imports (typing, collections, itertools, functools, heapq, "
         "bisect, string, math), assert and HumanEval ones after `from typing import *` and, where the ground "
         "truth has it (else where the item's prompt holds code defining the entry point), the HumanEval "
-        "prompt; the tests see only the program's own names. Scripts (stdin/stdout) "
+        "prompt. Split-mode tests take only their entry point from the program whatever its name; their other "
+        "names come from their own imports, the prompt, builtins, standard modules and the same pre-imports as "
+        "call-based programs (plus `np`, `pd`), and any name they still take from the program is listed in "
+        "`details.untrusted_names`. Scripts (stdin/stdout) "
         "run as `python solution.py`.\n\n" + COMPARISON_RULES
     )
     params_model = CodeParams
@@ -151,14 +154,16 @@ class CodeVerifier(BuiltWithRunner):
         if isinstance(gt, HumanEvalTests):
             return _humaneval_prepared(gt, limits)
         if isinstance(gt, AssertTests):
+            _, untrusted = helpers.assert_names(_assert_sources(gt))
             split = [asserts.split_assert(t) for t in gt.tests]
             if gt.setup is None and all(s is not None for s in split):
                 exprs = [s[0] for s in split if s is not None]
                 expected = [s[1] for s in split if s is not None]
                 job = ValuesJob("", exprs, **limits.python(PYTHON_FUNCTION_ENVIRONMENT))
-                return Prepared("python", len(exprs), job, None, expected)
+                return Prepared("python", len(exprs), job, None, expected, untrusted_names=untrusted)
             split_job = SplitJob("", **limits.python(PYTHON_FUNCTION_ENVIRONMENT))
-            return Prepared("python", len(gt.tests), split_job, AssertSuite(gt.tests, gt.setup))
+            suite = AssertSuite(gt.tests, gt.setup)
+            return Prepared("python", len(gt.tests), split_job, suite, untrusted_names=untrusted)
         compile_s = self.runner.config.compile_timeout_s
         if isinstance(gt, CallTests):
             call: TestedJob = (
@@ -284,9 +289,9 @@ def _humaneval_prepared(gt: HumanEvalTests, limits: _PerTest) -> Prepared:
         job = ValuesJob("", exprs, prelude=prelude, **function)
         return Prepared("python", len(exprs), job, None, expected, one_test=True)
     tests = CheckSuite(gt.test, gt.entry_point, trusted)
-    # What the check reads that the prompt does not give it comes from the program.
-    given = helpers.bound_names(trusted or "")
-    untrusted = [n for n in helpers.names_from_program(gt.test, gt.entry_point) if n not in given]
+    # What the check reads that no trusted source (the prompt included) gives it comes
+    # from the program.
+    untrusted = helpers.names_from_program(gt.test, gt.entry_point, trusted or "")
     return Prepared("python", 1, SplitJob("", prelude=prelude, **function), tests, untrusted_names=untrusted)
 
 
@@ -297,10 +302,16 @@ def _defined_by_program(gt: GroundTruth) -> list[str]:
     if isinstance(gt, CallTests):
         return [gt.fn_name, "Solution"] if gt.language == "python" else [gt.fn_name]
     if isinstance(gt, AssertTests):
-        sources = [(test, f"test_{index}") for index, test in enumerate(gt.tests)]
-        return helpers.program_names(sources)[:MAX_DEFINED_NAMES]
+        entry, untrusted = helpers.assert_names(_assert_sources(gt))
+        return ([entry] if entry is not None else []) + untrusted[: MAX_DEFINED_NAMES - 1]
     # A C++ program defines `main`, where a block of sample input does not.
     return ["main"] if gt.language == "cpp" else []
+
+
+def _assert_sources(gt: AssertTests) -> list[tuple[str, str]]:
+    """An assert suite's code as the split runner reads it: its setup, then its tests."""
+    setup = [(gt.setup, "setup.py")] if gt.setup else []
+    return setup + [(test, f"test_{index}") for index, test in enumerate(gt.tests)]
 
 
 def job_wall_s(config: SandboxConfig, deadline_s: float) -> float:

@@ -9,6 +9,14 @@ The tools are fed untrusted input but run none of it (no step executes what it b
 so what they print can only be their own diagnostics. Each step writes its output to a
 file under a per-step size cap (RLIMIT_FSIZE: past it the kernel stops the tool with
 SIGXFSZ) and runs in a process group of its own, killed whole at the step's timeout.
+
+Two step options serve the `compile` verifier's rule on in-source diagnostic control
+(its module notes): `force_warn` runs rustc with every warn-by-default lint forced to
+warn (`--force-warn`, which no `allow` attribute overrides), the list read from the
+same rustc's `-W help`; `scan` reads a C/C++ file preprocessed by the step (`-E`:
+splices joined, comments gone, digraphs, trigraphs, macros and `_Pragma` already
+turned into `#pragma` lines by the compiler itself) for the lines that switch
+diagnostics off, and the step's output for the marks the compiler printed on others.
 """
 
 from __future__ import annotations
@@ -23,6 +31,19 @@ import sys
 from typing import Any
 
 OUTPUT_FILE = "/tmp/.rlvr-step-output"
+# A scan lists this many of the lines it found (each cut to MAX_FOUND_CHARS); it counts all.
+MAX_FOUND = 20
+MAX_FOUND_CHARS = 200
+# `rustc -W help`: a few tens of KiB, printed at once.
+LINT_HELP_TIMEOUT_S = 10.0
+MAX_LINT_HELP_BYTES = 1024 * 1024
+# Not forced: `warnings` is a group --force-warn refuses; `unknown-lints` would warn of
+# every unstable lint -W help lists (and is allowed, so none of them warns).
+NOT_FORCED_LINTS = frozenset({"warnings", "unknown-lints"})
+# `#pragma <namespace> diagnostic <kind>` kinds that switch nothing off.
+HARMLESS_DIAGNOSTIC_KINDS = frozenset({"push", "pop", "error"})
+# Headers a preprocessed file may mark as system headers (flag 3): the toolchains'.
+SYSTEM_PREFIX = "/usr/"
 
 
 def _limit_file_size(max_bytes: int) -> None:
@@ -77,11 +98,86 @@ def run_step(step: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
         return _failure(step, "error", f"cannot write the step's files: {exc}")
     with out:
         try:
+            if step.get("force_warn"):
+                argv = [argv[0], *_force_warn_lints(argv[0], env), *argv[1:]]
             proc = _start(argv, step, env, out)
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             return _failure(step, "unavailable", f"cannot run the tool: {exc}")
         code, status = _wait(proc, float(step["timeout_s"]))
-    return {"name": step["name"], "status": status, "code": code, "out": _tail(OUTPUT_FILE, int(step["keep_output"]))}
+    result = {"name": step["name"], "status": status, "code": code, "out": _tail(OUTPUT_FILE, int(step["keep_output"]))}
+    if status == "ok" and step.get("scan"):
+        found = _scan(step["scan"])
+        result["found"], result["found_count"] = found[:MAX_FOUND], len(found)
+    return result
+
+
+def _force_warn_lints(tool: str, env: dict[str, str]) -> list[str]:
+    """`--force-warn NAME` for each lint this rustc warns about by default."""
+    done = subprocess.run(
+        [tool, "-W", "help"], env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=LINT_HELP_TIMEOUT_S
+    )
+    text = done.stdout[:MAX_LINT_HELP_BYTES].decode("utf-8", "replace")
+    lines = map(str.split, text.splitlines())
+    names = [w[0] for w in lines if len(w) >= 2 and w[1] == "warn" and w[0] not in NOT_FORCED_LINTS]
+    if done.returncode != 0 or not names:
+        raise OSError(f"{tool} -W help listed no lints (exit {done.returncode})")
+    return ["-A", "unknown_lints", *(arg for name in names for arg in ("--force-warn", name))]
+
+
+def _scan(scan: dict[str, Any]) -> list[str]:
+    """The lines of the preprocessed file that switch diagnostics off in the program's
+    own text (not in a toolchain's headers, which do so too), a file of the program
+    made a system header once however often GCC marks it, and the lines of the step's
+    output that carry one of the compiler's marks for others."""
+    found: list[str] = []
+    marked: set[str] = set()
+    in_header = False
+    with open(scan["file"], encoding="utf-8", errors="replace") as f:
+        for line in f:
+            marker = _line_marker(line)
+            if marker is not None:
+                path, in_header = marker
+                if not in_header or path.startswith(SYSTEM_PREFIX) or path in marked:
+                    continue
+                marked.add(path)
+            elif in_header or not _controls_diagnostics(line):
+                continue
+            found.append(line.strip()[:MAX_FOUND_CHARS])
+    with open(OUTPUT_FILE, encoding="utf-8", errors="replace") as f:
+        found += (line.strip()[:MAX_FOUND_CHARS] for line in f if any(m in line for m in scan["output_marks"]))
+    return found
+
+
+def _controls_diagnostics(line: str) -> bool:
+    """A `#pragma` of GCC's or clang's `diagnostic` other than push, pop and error, or
+    MSVC's `warning`."""
+    text = line.lstrip()
+    if not text.startswith("#"):
+        return False
+    words = text[1:].split(maxsplit=4)
+    if not words or words[0] != "pragma":
+        return False
+    msvc = len(words) > 1 and words[1].startswith("warning")
+    gnu = len(words) > 2 and words[1] in ("GCC", "clang") and words[2] == "diagnostic"
+    return msvc or (gnu and (len(words) < 4 or words[3] not in HARMLESS_DIAGNOSTIC_KINDS))
+
+
+def _line_marker(line: str) -> tuple[str, bool] | None:
+    """A line marker's file and whether it is a system header (flag 3, where GCC reports
+    no warning). The name is resolved as far as it can be here (`..`, links; a name in
+    /proc of a process gone stays as written): only the toolchains' own files, under
+    SYSTEM_PREFIX, are headers; a marker written in the source that names one is what
+    -Wpedantic names."""
+    text = line.lstrip()
+    if not text.startswith("#") or '"' not in text:
+        return None
+    words = text[1:].split(maxsplit=1)
+    if not words or not words[0].isdigit():
+        return None
+    # `# LINE "NAME" FLAGS...`: the name between the first and the last quote.
+    first, last = text.index('"'), text.rindex('"')
+    path = os.path.realpath(text[first + 1 : last].replace('\\"', '"').replace("\\\\", "\\"))
+    return path, "3" in text[last + 1 :].split()
 
 
 def _resolve(argv: list[str], env: dict[str, str]) -> list[str]:
@@ -94,7 +190,7 @@ def _resolve(argv: list[str], env: dict[str, str]) -> list[str]:
     base = getattr(sys, "_base_executable", sys.executable)  # CPython's; typeshed does not list it
     found = base if argv[0] == "python" else shutil.which(argv[0], path=env["PATH"])
     if not found:
-        raise FileNotFoundError(f"{argv[0]} is not installed in the sandbox")
+        raise FileNotFoundError(f"{argv[0]} is not installed in the sandbox (not on its PATH, {env['PATH']})")
     return [found, *argv[1:]]
 
 

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.jobenv import TOOL_PATH
 from rlvr.sandboxes.jobs import StdioJob
 from rlvr.verifiers.base import Outcome, Verdict
 from rlvr.verifiers.programs import ProgramRunner
 
 DRIVER_SOURCE = (Path(__file__).parent / "driver.py").read_text(encoding="utf-8")
-ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+ENV = {"PATH": TOOL_PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
 # Kept of each step's output (the tail: where compilers and coqc put their verdict).
 KEEP_STEP_OUTPUT = 16 * 1024
 # The driver's own start-up and file writing, on top of its steps' timeouts.
@@ -45,6 +46,10 @@ class Step:
     fsize_mb: int = 16
     files: dict[str, str] = field(default_factory=dict)
     clear: tuple[str, ...] = ()
+    # The driver's options (its notes): rustc's lints forced to warn; a preprocessed
+    # file to scan for diagnostic control, {"file": path, "output_marks": [text, ...]}.
+    force_warn: bool = False
+    scan: dict[str, Any] | None = None
 
     def as_job(self) -> dict[str, Any]:
         return {
@@ -56,6 +61,8 @@ class Step:
             "keep_output": KEEP_STEP_OUTPUT,
             "files": self.files,
             "clear": list(self.clear),
+            "force_warn": self.force_warn,
+            "scan": self.scan,
         }
 
 
@@ -66,6 +73,9 @@ class StepResult:
     # cap), killed (a signal: memory exhausted, crashed), unavailable (could not start)
     status: str
     out: str
+    # What the step's `scan` found (the first few lines) and how many in all.
+    found: tuple[str, ...] = ()
+    found_count: int = 0
 
 
 @dataclass(slots=True)
@@ -145,9 +155,14 @@ def _parse_steps(out: Any) -> list[StepResult] | None:
         return None
     try:
         report = json.loads(out.strip().splitlines()[-1])
-        return [StepResult(str(s["name"]), str(s["status"]), str(s["out"])) for s in report["steps"]]
+        return [_step_result(s) for s in report["steps"]]
     except (ValueError, KeyError, TypeError, IndexError):
         return None
+
+
+def _step_result(step: dict[str, Any]) -> StepResult:
+    found = tuple(str(line) for line in step.get("found", ()))
+    return StepResult(str(step["name"]), str(step["status"]), str(step["out"]), found, int(step.get("found_count", 0)))
 
 
 def reason(text: str) -> str:

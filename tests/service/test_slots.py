@@ -1,0 +1,79 @@
+"""`dispatch.slots`, with real processes: a job's deadline runs from when a process takes
+it, and a process that is lost or wedged costs its own job only."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import os
+import time
+
+import pytest
+
+from rlvr.service.dispatch.slots import SlotLost, SlotPool
+
+# Jobs are `operator.call(fn, *args)`: stdlib functions, which a slot's process imports by name.
+Pool = SlotPool[object]
+
+
+def test_time_in_the_queue_is_not_the_jobs() -> None:
+    async def main() -> object:
+        pool: Pool = SlotPool(1, operator.call)
+        try:
+            first = asyncio.create_task(pool.run(time.sleep, 3, deadline_s=30))
+            # Queued behind 3 s of sleep, with a deadline of 2 s of its own.
+            second = asyncio.create_task(pool.run(os.getpid, deadline_s=2))
+            await first
+            return await second
+        finally:
+            pool.close()
+
+    assert isinstance(asyncio.run(main()), int)
+
+
+def test_a_wedged_job_is_killed_alone_and_its_slot_replaced() -> None:
+    async def main() -> tuple[BaseException | object, ...]:
+        pool: Pool = SlotPool(2, operator.call)
+        try:
+            wedged = pool.run(time.sleep, 3600, deadline_s=1)
+            beside = pool.run(time.sleep, 2, deadline_s=30)
+            first = await asyncio.gather(wedged, beside, return_exceptions=True)
+            after = await asyncio.gather(*(pool.run(os.getpid, deadline_s=30) for _ in range(4)))
+            return (*first, *after)
+        finally:
+            pool.close()
+
+    wedged, beside, *after = asyncio.run(main())
+    assert isinstance(wedged, SlotLost) and "killed" in str(wedged)
+    assert beside is None
+    assert all(isinstance(pid, int) for pid in after)
+
+
+def test_a_process_lost_mid_job_fails_that_job_only() -> None:
+    async def main() -> tuple[object, object]:
+        pool: Pool = SlotPool(1, operator.call)
+        try:
+            before = await pool.run(os.getpid, deadline_s=30)
+            with pytest.raises(SlotLost, match="lost"):
+                await pool.run(os._exit, 3, deadline_s=30)
+            return before, await pool.run(os.getpid, deadline_s=30)
+        finally:
+            pool.close()
+
+    before, after = asyncio.run(main())
+    assert isinstance(before, int) and isinstance(after, int) and after != before
+
+
+def test_a_job_that_raises_is_its_own_failure_and_its_process_stays() -> None:
+    async def main() -> tuple[object, object]:
+        pool: Pool = SlotPool(1, operator.call)
+        try:
+            before = await pool.run(os.getpid, deadline_s=30)
+            with pytest.raises(RuntimeError, match="ValueError"):
+                await pool.run(int, "x", deadline_s=30)
+            return before, await pool.run(os.getpid, deadline_s=30)
+        finally:
+            pool.close()
+
+    before, after = asyncio.run(main())
+    assert before == after
