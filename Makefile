@@ -41,7 +41,9 @@ $(VENV)/.train-$(DEPS_HASH): $(VENV)/bin/python
 # by default (RLVR_JOB_PYTHON_PATH names another). --no-deps: the file pins every
 # dependency, so the set is exactly its list. Built again when the file changes. Node's
 # lodash is Debian's node-lodash (apt-get install node-lodash; .ci/run installs it).
-JOBS_ENV ?= .venv-jobs
+# A checkout under /tmp builds it in /opt/rlvr-jobs instead, where the images have it:
+# every job's /tmp is its own, so no job could see a folder under the host's /tmp.
+JOBS_ENV ?= $(if $(filter /tmp/%,$(CURDIR)),/opt/rlvr-jobs,.venv-jobs)
 JOBS_REQUIREMENTS := src/rlvr/sandboxes/job-requirements.txt
 JOBS_HASH := $(shell cksum < $(JOBS_REQUIREMENTS) | cut -d' ' -f1)
 

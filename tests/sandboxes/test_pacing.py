@@ -80,6 +80,21 @@ def test_the_load_has_its_own_clock() -> None:
     assert out[0]["load"] == "timeout" and out[1]["s"] == "ok"
 
 
+def test_a_job_killed_at_its_load_deadline_says_the_load_timed_out() -> None:
+    """A compile in C (a 200 KiB f-string) lets no alarm write the load's record."""
+
+    def killed_at(at: float, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        clock = pacing.TestClock.of(CALL)
+        assert clock is not None
+        clock.feed(ACCEPTED, 0.0)
+        clock.mark(records, at)
+        return records
+
+    assert killed_at(ALLOWANCE + 0.01, [])[0]["load"] == "timeout"
+    assert killed_at(ALLOWANCE - 0.01, []) == []  # ended in time: a crash, not a timeout
+    assert killed_at(ALLOWANCE + 0.01, [{"load": "error", "e": "x"}]) == [{"load": "error", "e": "x"}]
+
+
 def test_the_load_clock_starts_when_the_runner_took_the_job() -> None:
     """The sandbox's own start (a busy zygote) is not the program's time."""
     assert _run(CALL, [(dict(LOAD), 5.0 + ALLOWANCE - 0.01)], accepted_at=5.0)[0] == LOAD

@@ -6,7 +6,6 @@ names the environment (here the checkout's, which `make test` builds)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,15 +14,22 @@ from typing import Any
 import httpx
 import pytest
 
-from rlvr.sandboxes.jobenv import CHECKOUT_PYTHON_PATH, pinned
+from rlvr.sandboxes.jobenv import default_python_path, pinned
 from tests.services import Server, in_ci, require
 from tests.verifiers.code.test_jobenv_programs import CALLS, JS_CALLS, NODE_CALL, PYTHON_CALL
 
 MISSING = "```python\nimport sklearn\ndef f(xs):\n    return 0\n```"
 
 
+def _job_python_path() -> str:
+    """Where `make job-env` built it: the checkout's .venv-jobs, or /opt/rlvr-jobs for a
+    checkout under /tmp (see the Makefile)."""
+    built = default_python_path()
+    require(bool(built), "the job environment (make job-env)")
+    return built[0]
+
+
 def _server(plugin_dir: Path, python_path: str) -> Iterator[httpx.Client]:
-    require(os.path.isdir(CHECKOUT_PYTHON_PATH), "the job environment (make job-env)")
     with (
         Server(plugin_dir, "--workers", "1", job_python_path=python_path) as server,
         httpx.Client(base_url=server.url, timeout=120) as client,
@@ -33,7 +39,7 @@ def _server(plugin_dir: Path, python_path: str) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def api(plugin_dir: Path) -> Iterator[httpx.Client]:
-    yield from _server(plugin_dir, CHECKOUT_PYTHON_PATH)
+    yield from _server(plugin_dir, _job_python_path())
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +82,7 @@ def test_a_missing_module_is_the_programs_failure(api: httpx.Client) -> None:
 
 def test_readyz_and_verifiers_report_the_environment(api: httpx.Client) -> None:
     readyz = api.get("/readyz").json()["backends"]["sandbox"]["job_environment"]
-    assert readyz["python_path"] == [CHECKOUT_PYTHON_PATH]
+    assert readyz["python_path"] == [_job_python_path()]
     assert {name: readyz["python_packages"].get(name) for name in pinned()} == pinned()
     assert readyz["missing"] == []
     assert readyz["node_packages"]["lodash"]

@@ -60,8 +60,12 @@ VERSION_ARGS = {"g++": ("-dumpfullversion",), "node": ("--version",), "rustc": (
 
 
 def default_python_path() -> tuple[str, ...]:
-    """Where `make` or the Docker images put the Python packages, where that exists."""
-    return tuple(d for d in (CHECKOUT_PYTHON_PATH, IMAGE_PYTHON_PATH) if os.path.isdir(d))
+    """Where `make` or the Docker images put the Python packages, where that exists and
+    jobs can see it: never under /tmp, which every job's own /tmp covers (a checkout
+    there has `make` build it in /opt/rlvr-jobs)."""
+    return tuple(
+        d for d in (CHECKOUT_PYTHON_PATH, IMAGE_PYTHON_PATH) if os.path.isdir(d) and not d.startswith("/tmp/")
+    )
 
 
 def default_node_path() -> tuple[str, ...]:

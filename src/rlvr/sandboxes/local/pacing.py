@@ -127,6 +127,11 @@ class TestClock:
             self._tick(index, at)
             self.due += 1
 
+    def _load_overdue(self, at: float) -> bool:
+        if self.started_at is None or self.loaded or self.due:
+            return False
+        return at - self.started_at > self.allowance
+
     def _tick(self, test: int | None, at: float) -> None:
         assert self.started_at is not None
         took = at - self.started_at
@@ -134,9 +139,14 @@ class TestClock:
             self.late[test] = took
         self.started_at = at
 
-    def mark(self, records: list[Record]) -> None:
+    def mark(self, records: list[Record], ended_at: float | None = None) -> None:
         """Turn the first record of each test (and the first load record) that came too
-        late into a timeout, in place."""
+        late into a timeout, in place; and where the job ended (at `ended_at`) past the
+        load's deadline with no load record, killed there, say so: the load timed out
+        (a compile in C, which no alarm interrupts, leaves the runner no time to)."""
+        if ended_at is not None and self._load_overdue(ended_at) and not any("load" in r for r in records):
+            limit = self.allowance - TEST_SLACK_S
+            records.insert(0, {"load": "timeout", "e": f"loading the program took too long: no result in {limit:g}s"})
         if not self.late:
             return
         seen: set[int | None] = set()

@@ -422,7 +422,7 @@ class LocalSandbox:
                 record for record, _ in _records(channel, len(core.ACCEPTED), job.spec.limits.max_records)
             ]
             if job.clock is not None:
-                job.clock.mark(result.records)
+                job.clock.mark(result.records, wall)
         result.status, result.infra_error = _outcome(job, result, accepted)
         return result
 
