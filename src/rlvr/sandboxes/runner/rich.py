@@ -42,6 +42,11 @@ from builtins import (  # noqa: UP029
 from collections.abc import Callable
 from typing import Any
 
+# Imported here, not where a DataFrame first crosses: jobs import nothing of rlvr's
+# after the zygote (its source may be where no job can see it); frames imports pandas
+# only where a program has.
+from rlvr.sandboxes.runner import frames
+
 # The largest array (in bytes) a decoder builds from one message.
 MAX_ARRAY_BYTES = 64 * 1024 * 1024
 MAX_NDIM = 32
@@ -165,8 +170,6 @@ def _numpy(value: Any, t: type, sub: Encode) -> Any:
 
 
 def _pandas(value: Any, t: type, sub: Encode) -> Any:
-    from rlvr.sandboxes.runner import frames  # only where pandas is loaded
-
     body = frames.encode(value, t, sub)
     return NOT_RICH if body is None else ["pd", body]
 
@@ -406,8 +409,6 @@ def _iterator(body: Any, sub: Decode) -> Any:
 
 
 def _frame(body: Any, sub: Decode) -> Any:
-    from rlvr.sandboxes.runner import frames
-
     return frames.decode(body, sub)
 
 
