@@ -127,6 +127,11 @@ def test_library_types_holding_the_right_value_pass(case: str, mode: str) -> Non
         # Installed under /tmp, the service gives jobs none of its packages (README).
         assert out.score == 0.0 and "No module named 'numpy'" in out.reason, (out.verdict, out.reason)
         return
+    if case == "np_array" and mode == "split":
+        # Split mode rebuilds the array as an array (tests read `.shape`), so `r == [[...]]`
+        # is ambiguous, as in the dataset's own harness; values mode compares plain values.
+        assert out.score == 0.0 and not out.mask and "truth value of an array" in out.reason, out.reason
+        return
     assert out.score == 1.0, (out.verdict, out.reason)
 
 
