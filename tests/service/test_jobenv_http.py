@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pydantic
 import pytest
 
 from rlvr.sandboxes.jobenv import default_python_path, pinned
+from rlvr.service.settings import Settings
 from tests.services import Server, in_ci, require
 from tests.verifiers.code.test_jobenv_programs import CALLS, JS_CALLS, NODE_CALL, PYTHON_CALL
 
@@ -98,3 +100,12 @@ def test_a_service_without_the_environment_says_so_and_still_never_masks(bare: h
     assert readyz["python_packages"] == {} and "numpy==" + pinned()["numpy"] in readyz["missing"]
     result = _grade(bare, PYTHON_CALL, CALLS)
     assert result["reward"] == 0.0 and not result["mask"] and "numpy" in result["reason"], result
+
+
+@pytest.mark.parametrize("setting", ["job_python_path", "job_node_path"])
+@pytest.mark.parametrize("value", ["/nonexistent", "relative/dir", "/usr:/nonexistent"])
+def test_a_job_environment_folder_that_is_not_there_is_refused_by_name(setting: str, value: str) -> None:
+    """Else every program importing from it would get a silent 0."""
+    with pytest.raises(pydantic.ValidationError, match=setting):
+        Settings(**{setting: value})
+    assert getattr(Settings(**{setting: ""}), setting) == ""  # empty: none, as documented

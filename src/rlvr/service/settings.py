@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rlvr.sandboxes import config as sandbox_defaults
@@ -205,7 +205,6 @@ class Settings(BaseSettings):
     sandbox_max_records: int = Field(
         sandbox_defaults.DEFAULT_MAX_RECORDS, ge=16, description="Records (tests, steps) past which a job is killed."
     )
-    # RLVR_SANDBOX=docker: one hardened container per job (rlvr.sandboxes.docker).
     job_python_path: str | None = Field(
         None,
         description="Directories (separated by ':') of the Python packages programs may import, apart from the "
@@ -217,6 +216,17 @@ class Settings(BaseSettings):
         description="Directories (separated by ':') node programs may require packages from, as NODE_PATH "
         "(default: /usr/share/nodejs, where Debian's node-lodash is; empty: none).",
     )
+    @field_validator("job_python_path", "job_node_path")
+    @classmethod
+    def _existing_dirs(cls, value: str | None) -> str | None:
+        # A folder that is not there would leave every program that imports from it a
+        # silent 0: refused at start, named.
+        for entry in (value or "").split(os.pathsep):
+            if entry and not (os.path.isabs(entry) and os.path.isdir(entry)):
+                raise ValueError(f"{entry!r} is not an absolute path to an existing directory")
+        return value
+
+    # RLVR_SANDBOX=docker: one hardened container per job (rlvr.sandboxes.docker).
     docker_url: str = Field(sandbox_defaults.DEFAULT_DOCKER_URL, description="Docker daemon of the docker sandbox.")
     docker_image: str = Field(
         sandbox_defaults.DEFAULT_DOCKER_IMAGE,
