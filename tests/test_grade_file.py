@@ -107,3 +107,47 @@ def test_unusable_paths_are_named_not_a_traceback(
     (tmp_path / "in.jsonl").write_text('{"response": "4", "verifier": "format"}\n')
     with pytest.raises(SystemExit, match=message):
         main(["grade", str(tmp_path / input_name), "-o", str(tmp_path / output_name), "--no-progress"])
+
+
+def test_check_lists_invalid_lines_and_grades_nothing(
+    live_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "dataset.jsonl"
+    rows = [
+        {"prompt": "p", "verifier": "format"},  # no response yet: a dataset before training
+        {"prompt": "p", "verifier": "format", "params": {"preset": "nope"}},
+        {"prompt": "p", "verifier": "exact_match", "ground_truth": {"a": 1}},
+    ]
+    src.write_text("\n".join(json.dumps(r) for r in rows[:2]) + "\n\n" + json.dumps(rows[2]) + "\n")
+    assert grade([str(src), "--check", "--url", live_server]) == 1
+    printed = capsys.readouterr()
+    reports = printed.out.splitlines()
+    assert len(reports) == 2
+    assert reports[0].startswith(f"{src}:2: format: params.preset")
+    assert reports[1].startswith(f"{src}:4: exact_match: ground_truth")
+    assert "3 lines, 2 invalid" in printed.err
+    src.write_text(json.dumps(rows[0]) + "\n")
+    assert grade([str(src), "--check", "--url", live_server]) == 0
+    # A request the service cannot grade at all is an error naming the line.
+    src.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"verifier": "nope"}) + "\n")
+    with pytest.raises(SystemExit, match=r"line 2\.verifier: unknown verifier 'nope'"):
+        grade([str(src), "--check", "--url", live_server])
+
+
+def test_an_invalid_line_is_masked_or_stops_a_strict_run(live_server: str, tmp_path: Path) -> None:
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    lines = [{"response": GOOD, "verifier": "format"}, {"response": GOOD, "verifier": "format", "params": {"x": 1}}]
+    src.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert grade([str(src), "-o", str(out), "--url", live_server]) == 0
+    results = read(out)
+    assert [(r["reward"], r["verdict"], r["mask"]) for r in results] == [(1.0, "correct", False), (0.0, "error", True)]
+    assert "params.x: Extra inputs are not permitted" in results[1]["reason"]
+    out.unlink()
+    with pytest.raises(SystemExit, match=r"line 2\.params\.x: Extra inputs"):
+        grade([str(src), "-o", str(out), "--url", live_server, "--strict"])
+
+
+def test_output_is_required_unless_checking(tmp_path: Path) -> None:
+    (tmp_path / "in.jsonl").write_text('{"response": "4", "verifier": "format"}\n')
+    with pytest.raises(SystemExit, match="--output is required"):
+        main(["grade", str(tmp_path / "in.jsonl")])

@@ -64,7 +64,13 @@ GRADE_DESCRIPTION = "Grade a JSONL file of items, offline."
 def _add_grade(sub: Any) -> None:
     p = sub.add_parser("grade", help="Grade a JSONL file of items.", description=GRADE_DESCRIPTION)
     p.add_argument("input", type=Path, help="JSONL file, one item per line.")
-    p.add_argument("-o", "--output", type=Path, required=True, help="JSONL file of results (resumed if present).")
+    p.add_argument("-o", "--output", type=Path, default=None, help="JSONL file of results (resumed if present).")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="Grade nothing: list the lines whose params or ground truth their verifier refuses (exit 1 if any).",
+    )
+    p.add_argument("--strict", action="store_true", help="Stop at a line with invalid params or ground truth.")
     p.add_argument("--url", default=None, help="rlvr server to grade on (default: grade in this process).")
     p.add_argument("--verifier", default=None, help="Verifier for lines that name none.")
     p.add_argument("--response-field", default="response", help="Field holding the response [response].")

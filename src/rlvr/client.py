@@ -144,12 +144,15 @@ class AsyncRewardClient:
         *,
         deadline_s: float | None = None,
         advantage: Advantage | None = None,
+        strict: bool = False,
     ) -> Graded:
         """Results in request order. RewardServiceError for an error answer that retries did
-        not cure, or the transport's error (httpx.TransportError) when no answer came."""
+        not cure, or the transport's error (httpx.TransportError) when no answer came. An
+        item whose params or ground truth its verifier refuses comes back masked, naming
+        the fields; with `strict`, the request fails instead (422)."""
         if not items:
             return Graded([], {"items": 0})
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"strict": True} if strict else {}
         if deadline_s is not None:
             extra["deadline_s"] = deadline_s
         if advantage is not None:
@@ -194,7 +197,19 @@ class AsyncRewardClient:
         out = await self.grade(items, advantage=advantage)
         return Rewards([r.reward for r in out.results], [r.mask for r in out.results], out.results, out.stats)
 
-    async def _post(self, path: str, body: dict[str, Any], expected: int) -> dict[str, Any]:
+    async def validate(self, items: Sequence[ItemJSON]) -> list[dict[str, Any]]:
+        """The items `grade` would mask as invalid, without grading: `/v1/validate`'s
+        `invalid` entries, each `index` a place in `items`. RewardServiceError when the
+        request itself is at fault (an unknown verifier)."""
+        invalid: list[dict[str, Any]] = []
+        for chunk in chunk_indices(items, self.chunk_size):
+            answer = await self._post("/v1/validate", {"items": [items[i] for i in chunk]}, None)
+            for entry in answer["invalid"]:
+                invalid.append({**entry, "index": chunk[entry["index"]]})
+        return invalid
+
+    async def _post(self, path: str, body: dict[str, Any], expected: int | None) -> dict[str, Any]:
+        """The answer to `body`, which must hold `expected` results (None: no results)."""
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
@@ -210,7 +225,7 @@ class AsyncRewardClient:
             if r.status_code != 200:
                 raise RewardServiceError(r.status_code, _error_message(r))
             answer: dict[str, Any] = r.json()
-            if len(answer.get("results", ())) != expected:
+            if expected is not None and len(answer.get("results", ())) != expected:
                 raise RewardServiceError(200, f"{len(answer.get('results', ()))} results for {expected} items")
             return answer
         raise AssertionError("unreachable")
@@ -256,8 +271,12 @@ class RewardClient:
         *,
         deadline_s: float | None = None,
         advantage: Advantage | None = None,
+        strict: bool = False,
     ) -> Graded:
-        return self._run(self.aio.grade(items, deadline_s=deadline_s, advantage=advantage))
+        return self._run(self.aio.grade(items, deadline_s=deadline_s, advantage=advantage, strict=strict))
+
+    def validate(self, items: Sequence[ItemJSON]) -> list[dict[str, Any]]:
+        return self._run(self.aio.validate(items))
 
     def rewards(
         self,

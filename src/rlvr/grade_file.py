@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -48,10 +49,12 @@ class Mapping:
     id: str
     params: dict[str, Any] | None
 
-    def item(self, record: dict[str, Any], where: str) -> dict[str, Any]:
-        if self.response not in record:
+    def item(self, record: dict[str, Any], where: str, need_response: bool = True) -> dict[str, Any]:
+        """The /v1/grade item of `record`; without `need_response` (a dataset checked
+        before training has no responses yet), a missing response is empty."""
+        if self.response not in record and need_response:
             raise SystemExit(f"{where}: no field {self.response!r} (set --response-field)")
-        item: dict[str, Any] = {"response": record[self.response]}
+        item: dict[str, Any] = {"response": record.get(self.response, "")}
         verifier = record.get("verifier", self.verifier)
         if verifier is None:
             raise SystemExit(f"{where}: no field 'verifier' and no --verifier")
@@ -99,11 +102,15 @@ def run_grade(args: argparse.Namespace) -> int:
         raise SystemExit("rlvr grade: --batch-size must be at least 1")
     if not args.input.is_file():
         raise SystemExit(f"rlvr grade: input: no such file: {args.input}")
-    if not args.output.parent.is_dir() or args.output.is_dir():
-        raise SystemExit(f"rlvr grade: --output: cannot write a file at {args.output}")
     mapping = Mapping(
         args.verifier, args.response_field, args.truth_field, args.prompt_field, args.id_field, args.params
     )
+    if args.check:
+        return run_check(args, mapping)
+    if args.output is None:
+        raise SystemExit("rlvr grade: --output is required (or --check, to grade nothing)")
+    if not args.output.parent.is_dir() or args.output.is_dir():
+        raise SystemExit(f"rlvr grade: --output: cannot write a file at {args.output}")
     summaries: dict[str, VerifierSummary] = {}
     done = resume_point(args.output, summaries)
     total = count_lines(args.input)
@@ -125,7 +132,8 @@ def run_grade(args: argparse.Namespace) -> int:
         for batch in batches(src, done, args.batch_size):
             lines = [n for n, _ in batch]
             items = [mapping.item(record, f"rlvr grade: {args.input} line {n}") for n, record in batch]
-            for n, item, result in zip(lines, items, grade(client, items, lines, args.input), strict=True):
+            graded = grade(client, items, lines, args.input, args.strict)
+            for n, item, result in zip(lines, items, graded, strict=True):
                 label = verifier_label(item["verifier"])
                 record = {"line": n, "verifier": label, **result.model_dump(mode="json")}
                 out.write(json.dumps(record) + "\n")
@@ -136,15 +144,45 @@ def run_grade(args: argparse.Namespace) -> int:
     return 0
 
 
-def grade(client: RewardClient, items: list[dict[str, Any]], lines: list[int], path: Path) -> list[GradeResult]:
+def run_check(args: argparse.Namespace, mapping: Mapping) -> int:
+    """Lists the lines `rlvr grade` would mask as invalid, grading none: 1 if there are any."""
+    checked = invalid = 0
+    with RewardClient(args.url) as client, args.input.open() as src:
+        for batch in batches(src, 0, args.batch_size):
+            lines = [n for n, _ in batch]
+            items = [mapping.item(record, f"rlvr grade: {args.input} line {n}", False) for n, record in batch]
+            try:
+                refused = client.validate(items)
+            except RewardServiceError as exc:
+                raise SystemExit(_by_line(exc, lines, args.input)) from None
+            for entry in refused:
+                errors = "; ".join(_line_refs(e, lines) for e in entry["errors"])
+                print(f"{args.input}:{lines[entry['index']]}: {entry['verifier']}: {errors}")
+            checked += len(items)
+            invalid += len(refused)
+    print(f"rlvr grade --check: {checked} lines, {invalid} invalid", file=sys.stderr)
+    return 1 if invalid else 0
+
+
+def grade(
+    client: RewardClient, items: list[dict[str, Any]], lines: list[int], path: Path, strict: bool
+) -> list[GradeResult]:
     try:
-        return client.grade(items).results
+        return client.grade(items, strict=strict).results
     except RewardServiceError as exc:
-        if exc.status >= 500:
-            raise
-        # The server names items by their place in the batch; the user knows lines.
-        message = ITEM_REF.sub(lambda m: f"line {lines[int(m.group(1))]}", exc.message)
-        raise SystemExit(f"rlvr grade: {path}: {message}") from None
+        raise SystemExit(_by_line(exc, lines, path)) from None
+
+
+def _by_line(exc: RewardServiceError, lines: list[int], path: Path) -> str:
+    """An error answer, for the user: the server names items by their place in the
+    batch; the user knows lines."""
+    if exc.status >= 500:
+        raise exc
+    return f"rlvr grade: {path}: {_line_refs(exc.message, lines)}"
+
+
+def _line_refs(message: str, lines: list[int]) -> str:
+    return ITEM_REF.sub(lambda m: f"line {lines[int(m.group(1))]}", message)
 
 
 def batches(src: TextIO, skip: int, size: int) -> Iterator[list[tuple[int, dict[str, Any]]]]:

@@ -86,6 +86,9 @@ class GradeStats(BaseModel):
     cache_hits: int
     dispatched: int
     elapsed_ms: float
+    invalid: int = Field(
+        0, description="Items masked without grading: their params or ground truth are invalid for their verifier."
+    )
     verdicts: dict[str, int]
     groups: dict[str, GroupStats] = Field(default_factory=dict, description="Per `group` of the request.")
 

@@ -1,4 +1,5 @@
-"""Every bad input gets a 4xx naming the item and field, and nothing is graded."""
+"""A malformed request gets a 4xx naming the item and field, and nothing is graded; an
+item whose params or ground truth its verifier refuses is masked (a 4xx with `strict`)."""
 
 from __future__ import annotations
 
@@ -66,37 +67,59 @@ def test_broken_plugin_is_a_clear_4xx(http: httpx.Client) -> None:
     assert "items[0].verifier: verifier 'broken' failed to load" in error_of(r)
 
 
-def test_params_rejected_by_schema(http: httpx.Client) -> None:
-    cases = [
-        ({"preset": "nope"}, "items[0].params.preset"),
-        ({"preset": "regex"}, "items[0].params: Value error, pattern is required"),
-        ({"preset": "regex", "pattern": "("}, "pattern does not compile"),
-        ({"preset": "tags", "tags": ["<bad>"]}, "is not a valid tag name"),
-        ({"unknown_knob": 1}, "items[0].params.unknown_knob: Extra inputs are not permitted"),
-        ({"preset": "regex", "pattern": "a", "timeout_s": 0}, "items[0].params.timeout_s"),
-    ]
-    for params, expected in cases:
-        r = post(http, {"items": [{**OK, "params": params}]})
-        assert r.status_code == 422, params
-        assert expected in error_of(r), (params, error_of(r))
+PARAMS_CASES = [
+    ({"preset": "nope"}, "params.preset"),
+    ({"preset": "regex"}, "params: Value error, pattern is required"),
+    ({"preset": "regex", "pattern": "("}, "pattern does not compile"),
+    ({"preset": "tags", "tags": ["<bad>"]}, "is not a valid tag name"),
+    ({"unknown_knob": 1}, "params.unknown_knob: Extra inputs are not permitted"),
+    ({"preset": "regex", "pattern": "a", "timeout_s": 0}, "params.timeout_s"),
+]
+
+
+@pytest.mark.parametrize(("params", "expected"), PARAMS_CASES)
+def test_params_rejected_by_schema_mask_the_item(http: httpx.Client, params: dict[str, object], expected: str) -> None:
+    r = post(http, {"items": [OK, {**OK, "params": params}]})
+    assert r.status_code == 200, r.text
+    good, bad = r.json()["results"]
+    assert (good["verdict"], good["mask"]) == ("correct", False)
+    assert (bad["verdict"], bad["mask"], bad["reward"]) == ("error", True, 0.0)
+    assert expected in bad["reason"], bad["reason"]
+    assert any(expected in e for e in bad["details"]["invalid"])
+
+
+@pytest.mark.parametrize(("params", "expected"), PARAMS_CASES)
+def test_params_rejected_by_schema_strict(http: httpx.Client, params: dict[str, object], expected: str) -> None:
+    r = post(http, {"items": [OK, {**OK, "params": params}], "strict": True})
+    assert r.status_code == 422, params
+    assert f"items[1].{expected}" in error_of(r) or expected in error_of(r), (params, error_of(r))
+    assert "items[1]" in error_of(r)
 
 
 def test_params_with_composite_named_per_entry(http: httpx.Client) -> None:
-    r = post(http, {"items": [{**OK, "verifier": [{"name": "format", "params": {"preset": 1}}]}]})
+    r = post(http, {"items": [{**OK, "verifier": [{"name": "format", "params": {"preset": 1}}]}], "strict": True})
     assert "items[0].verifier[0].params.preset" in error_of(r)
+    masked = post(http, {"items": [{**OK, "verifier": [{"name": "format", "params": {"preset": 1}}]}]}).json()
+    assert masked["results"][0]["mask"] is True
+    assert "verifier[0].params.preset" in masked["results"][0]["reason"]
+    # Params beside a list of verifiers is the request's shape, not a dataset row's: a 422 either way.
     r = post(http, {"items": [{**OK, "verifier": [{"name": "format"}], "params": {"preset": "tags"}}]})
     assert "items[0].params: with a list of verifiers" in error_of(r)
 
 
 def test_ground_truth_rejected_by_schema(http: httpx.Client) -> None:
-    r = post(http, {"items": [{"response": "x", "verifier": "exact_match", "ground_truth": {"a": 1}}]})
+    bad = {"response": "x", "verifier": "exact_match", "ground_truth": {"a": 1}}
+    r = post(http, {"items": [bad], "strict": True})
     assert r.status_code == 422
     assert "items[0].ground_truth" in error_of(r)
+    result = post(http, {"items": [bad]}).json()["results"][0]
+    assert (result["verdict"], result["mask"]) == ("error", True)
+    assert result["reason"].startswith("invalid item: ground_truth")
 
 
-def test_one_bad_item_rejects_before_grading(http: httpx.Client) -> None:
+def test_one_bad_item_rejects_before_grading_when_strict(http: httpx.Client) -> None:
     sleepy = {"response": "0.0123", "verifier": "sleepy"}
-    r = post(http, {"items": [sleepy, {**OK, "params": {"preset": "x"}}]})
+    r = post(http, {"items": [sleepy, {**OK, "params": {"preset": "x"}}], "strict": True})
     assert r.status_code == 422
     assert "items[1].params.preset" in error_of(r)
     # Had the first item been graded, its verdict would now be in the cache.

@@ -128,7 +128,7 @@ def test_repeated_invalid_ground_truth_reported_per_item() -> None:
     grader, dispatcher = make()
     bad = {"response": "x", "verifier": "format", "params": {"preset": "tags"}}
     with pytest.raises(BadRequest) as info:
-        grader.plan(req(bad, bad))
+        grader.plan(req(bad, bad).model_copy(update={"strict": True}))
     assert "items[0].params" in info.value.message
     assert "items[1]" in info.value.message
     assert dispatcher.calls == []

@@ -104,7 +104,6 @@ def test_without_prompts_and_labels_the_verifier_decides(http: httpx.Client) -> 
         ({"query": "4"}, "math", "query"),
         ({"prompts": ["x"]}, "math", "query"),
         ({"query": [4]}, "math", "query[0]"),
-        ({"query": ["x"], "labels": [{"tests": 5}]}, "code", "labels[0]"),
         ({"query": ["x"]}, "no-such-verifier", "verifier"),
         ({"query": ["x"]}, None, "verifier: none given"),
     ],
@@ -115,6 +114,16 @@ def test_bad_requests_name_the_field(
     response = post(http, payload, verifier)
     assert response.status_code == 422, response.text
     assert fragment in response.json()["error"]["message"]
+
+
+def test_a_row_with_an_invalid_label_is_masked_not_a_422(http: httpx.Client) -> None:
+    program = "```python\ndef f():\n    return 1\n```"
+    labels = [{"tests": ["assert f() == 1"]}, {"tests": 5}]
+    response = post(http, {"query": [program, program], "labels": labels}, "code")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["rewards"] == [1.0, 0.0]
+    assert body["extra_logs"]["rlvr_masked"] == [0.0, 1.0]
 
 
 def test_not_json_is_a_422(http: httpx.Client) -> None:

@@ -46,13 +46,20 @@ def test_extra_fields_slime_may_add_are_ignored(http: httpx.Client) -> None:
     assert body["score"] == 1.0
 
 
+def test_an_invalid_label_is_masked_naming_it(http: httpx.Client) -> None:
+    response = post(http, {"response": "x", "label": {"tests": 5}}, "code")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["score"], body["verdict"], body["mask"]) == (0.0, "error", True)
+    assert "ground_truth(AssertTests).tests: Input should be a valid list" in body["reason"]
+
+
 @pytest.mark.parametrize(
     ("payload", "verifier", "fragment"),
     [
         ({"prompt": "x", "label": "4"}, "math", "response: Field required"),
         ({"response": 4, "label": "4"}, "math", "response"),
         ({"response": "4", "prompt": ["x"]}, "math", "prompt"),
-        ({"response": "x", "label": {"tests": 5}}, "code", "label"),
         ({"response": "x"}, "no-such-verifier", "verifier"),
         ({"response": "x"}, None, "verifier: none given"),
     ],

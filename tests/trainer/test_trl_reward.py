@@ -70,3 +70,11 @@ def test_names_and_async_shape() -> None:
 def test_completion_text() -> None:
     assert completion_text("plain") == "plain"
     assert completion_text([{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]) == "a\nb"
+
+
+def test_a_row_with_an_invalid_ground_truth_is_none_not_an_exception(live_server: str) -> None:
+    logs = Logs()
+    func = rlvr_reward("exact_match", url=live_server, truth_column="answer")
+    out = func(prompts=["p"] * 2, completions=["4", "4"], answer=["4", {"not": "a string"}], **logs.kwargs())
+    assert out == [1.0, None]
+    assert logs.metrics == [("rlvr/masked_frac", pytest.approx(1 / 2))]

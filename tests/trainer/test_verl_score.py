@@ -63,3 +63,12 @@ def test_json_text_ground_truths_are_objects() -> None:
     item = grade_item("x", "y", '{"tests": ["assert f(1) == 1"]}', {"verifier": "code"}, {})
     assert item["ground_truth"] == {"tests": ["assert f(1) == 1"]}
     assert grade_item("x", "y", "{1, 2}", {"verifier": "math"}, {})["ground_truth"] == "{1, 2}"
+
+
+def test_a_row_with_an_invalid_ground_truth_is_masked_not_an_exception(live_server: str) -> None:
+    outs = compute_score_batch(
+        ["a", "a"], ["4", "4"], ["4", {"not": "a string"}], [None, None], url=live_server, verifier="exact_match"
+    )
+    assert [(o["score"], o["masked"]) for o in outs] == [(1.0, 0.0), (0.0, 1.0)]
+    out = compute_score("a", "4", {"not": "a string"}, {"verifier": "exact_match"}, url=live_server)
+    assert out == {"score": 0.0, "acc": 0.0, "masked": 1.0}

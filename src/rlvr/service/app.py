@@ -26,9 +26,10 @@ from rlvr.service.bodies import parse_body, parse_off_loop
 from rlvr.service.contract import ground_truth_conditions
 from rlvr.service.drain import Drain
 from rlvr.service.errors import BackendUnavailable, ClientGone, Overloaded, ShuttingDown, http_status
-from rlvr.service.grading import MAX_ERRORS_LISTED, Grader, format_loc
+from rlvr.service.grading import Grader
 from rlvr.service.metrics import Metrics
-from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, VerifierList
+from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, ValidateResponse, VerifierList
+from rlvr.service.planning import MAX_ERRORS_LISTED, format_loc
 from rlvr.service.run_code import RunCodePool, RunCodeRequest, add_run_code_routes
 from rlvr.service.settings import Settings, builtin_config
 from rlvr.service.trainer_api import TRAINER_REQUEST_MODELS, add_trainer_routes
@@ -156,6 +157,25 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
     async def grade(request: Request) -> Response:
         answer = await _serve(service, request, parse_grade_request)
         return Response(answer.to_json_bytes(), media_type="application/json")
+
+    @app.post(
+        "/v1/validate",
+        response_model=ValidateResponse,
+        responses=ERROR_RESPONSES,
+        summary="Check a batch of items without grading it",
+        description="The body of `/v1/grade`. Lists each item whose params or ground truth its verifier refuses, "
+        "as `/v1/grade` would mask it; a request at fault is a 422, as there. Lints a dataset before training.",
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GradeRequest"}}},
+            }
+        },
+    )
+    async def validate(request: Request) -> Response:
+        body = await parse_off_loop(parse_grade_request, await request.body())
+        answer = await service.grader().validate(body)
+        return Response(answer.model_dump_json().encode(), media_type="application/json")
 
 
 async def _serve(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> GradeResponse:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from rlvr.service.errors import BadRequest
-from rlvr.service.grading import MAX_ERRORS_LISTED, format_loc
+from rlvr.service.planning import MAX_ERRORS_LISTED, format_loc
 
 Model = TypeVar("Model", bound=BaseModel)
 Parsed = TypeVar("Parsed")

@@ -1,9 +1,11 @@
 """Turns a grade request into units, grades each distinct unit once, and assembles rewards.
 
-Validation happens first and completely: one bad item rejects the request before any
-grading starts. Then units are deduplicated (the G responses of a GRPO group often
-repeat), looked up in the verdict cache, joined to identical units already in flight
-from other requests, and only the rest reach the dispatcher.
+Planning (`rlvr.service.planning`) happens first and completely: a request at fault is
+refused before any grading starts, and an item whose params or ground truth its
+verifier refuses is answered masked, without grading, while the rest are graded. Then
+units are deduplicated (the G responses of a GRPO group often repeat), looked up in the
+verdict cache, joined to identical units already in flight from other requests, and only
+the rest reach the dispatcher.
 """
 
 from __future__ import annotations
@@ -13,11 +15,7 @@ import contextlib
 import math
 import time
 from collections import Counter as TallyCounter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
-
-from pydantic import ValidationError
+from collections.abc import Iterable, Iterator, Sequence
 
 from rlvr.service.cache import VerdictCache
 from rlvr.service.coalesce import Coalescer
@@ -25,173 +23,22 @@ from rlvr.service.dispatch import Dispatcher
 from rlvr.service.errors import BadRequest, Overloaded
 from rlvr.service.groups import apply_group_stats
 from rlvr.service.metrics import Metrics
-from rlvr.service.models import UNION_TAGS, GradeItem, GradeRequest, GradeResponse, GradeResult, GradeStats
+from rlvr.service.models import (
+    GradeItem,
+    GradeRequest,
+    GradeResponse,
+    GradeResult,
+    GradeStats,
+    InvalidItem,
+    ValidateResponse,
+)
+from rlvr.service.planning import MAX_ERRORS_LISTED, Component, PlannedItem, Planner
 from rlvr.service.settings import Settings
-from rlvr.service.work import Unit, UnitResult, canonical_json, infrastructure_failure, prepared_key, unit_key
+from rlvr.service.work import Unit, UnitResult, canonical_json, infrastructure_failure
 from rlvr.verifiers.base import Verdict
-from rlvr.verifiers.errors import PluginError, UnknownVerifier
-from rlvr.verifiers.registry import LoadedVerifier, Registry
+from rlvr.verifiers.registry import Registry
 
-MAX_ERRORS_LISTED = 20
 INLINE_PLAN_ITEMS = 8
-
-
-def format_loc(prefix: str, loc: Sequence[Any]) -> str:
-    out = prefix
-    for part in loc:
-        if part in UNION_TAGS:
-            continue
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
-def validation_messages(prefix: str, exc: ValidationError) -> list[str]:
-    return [f"{format_loc(prefix, e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)]
-
-
-@dataclass(slots=True)
-class _Component:
-    label: str
-    weight: float
-    unit: Unit
-
-
-@dataclass(slots=True)
-class _PlannedItem:
-    item: GradeItem
-    components: list[_Component]
-
-
-@dataclass(slots=True)
-class _Ref:
-    """One verifier an item names, and where it and its params are in the request."""
-
-    where: str
-    name: str
-    weight: float
-    params: Any
-    params_where: str
-    ground_truth_json: str | None
-
-
-@dataclass(slots=True)
-class _Checked:
-    """Params and ground truth that passed their verifier's models, as canonical JSON data."""
-
-    prep_key: str
-    params: Any
-    ground_truth: Any
-
-
-class _Planner:
-    """Turns a request's items into units, noting every error instead of stopping at the first."""
-
-    def __init__(self, registry: Registry, deadline: Callable[[float | None], float]) -> None:
-        self.registry = registry
-        self.deadline = deadline
-        self.errors: list[str] = []
-        # Items of one prompt group share params and ground truth: validate each distinct pair once.
-        self._checked: dict[tuple[str, str, str], _Checked | None] = {}
-
-    def plan(self, items: Sequence[GradeItem], ground_truths: Sequence[str | None]) -> list[_PlannedItem]:
-        """Units of every item, given each item's ground truth as canonical JSON (None:
-        not serialisable)."""
-        planned: list[_PlannedItem] = []
-        for index, item in enumerate(items):
-            where = f"items[{index}]"
-            refs = self._refs(where, item, ground_truths[index])
-            if refs is not None:
-                planned.append(_PlannedItem(item, self._components(where, item, refs)))
-            if len(self.errors) >= MAX_ERRORS_LISTED:
-                break
-        if self.errors:
-            shown = self.errors[:MAX_ERRORS_LISTED]
-            raise BadRequest("; ".join(shown), details={"errors": shown})
-        return planned
-
-    def _refs(self, where: str, item: GradeItem, gt_json: str | None) -> list[_Ref] | None:
-        if isinstance(item.verifier, str):
-            return [_Ref(f"{where}.verifier", item.verifier, 1.0, item.params, f"{where}.params", gt_json)]
-        if not item.verifier:
-            self.errors.append(f"{where}.verifier: the verifier list is empty")
-            return None
-        if item.params:
-            self.errors.append(f"{where}.params: with a list of verifiers, give params inside each entry")
-            return None
-        return [
-            _Ref(f"{where}.verifier[{j}]", ref.name, ref.weight, ref.params, f"{where}.verifier[{j}].params", gt_json)
-            for j, ref in enumerate(item.verifier)
-        ]
-
-    def _components(self, where: str, item: GradeItem, refs: list[_Ref]) -> list[_Component]:
-        components: list[_Component] = []
-        # A verifier named twice scores under `name` and `name#2`.
-        seen: TallyCounter[str] = TallyCounter()
-        for ref in refs:
-            unit = self._unit(where, item, ref)
-            if unit is None:
-                continue
-            seen[ref.name] += 1
-            label = ref.name if seen[ref.name] == 1 else f"{ref.name}#{seen[ref.name]}"
-            components.append(_Component(label, ref.weight, unit))
-        return components
-
-    def _unit(self, where: str, item: GradeItem, ref: _Ref) -> Unit | None:
-        try:
-            loaded = self.registry.get(ref.name)
-        except (UnknownVerifier, PluginError) as exc:
-            self.errors.append(f"{ref.where}: {exc.message}")
-            return None
-        checked = self._check(where, item, ref, loaded)
-        if checked is None:
-            return None
-        return Unit(
-            key=unit_key(checked.prep_key, item.prompt, item.response),
-            prep_key=checked.prep_key,
-            verifier=ref.name,
-            params=checked.params,
-            ground_truth=checked.ground_truth,
-            prompt=item.prompt,
-            response=item.response,
-            deadline_s=self.deadline(loaded.default_deadline_s),
-        )
-
-    def _check(self, where: str, item: GradeItem, ref: _Ref, loaded: LoadedVerifier) -> _Checked | None:
-        try:
-            params_json = canonical_json(ref.params)
-            gt_json = ref.ground_truth_json if ref.ground_truth_json is not None else canonical_json(item.ground_truth)
-        except (TypeError, ValueError) as exc:
-            self.errors.append(f"{where}: not JSON-serialisable: {exc}")
-            return None
-        memo_key = (ref.name, params_json, gt_json)
-        if memo_key in self._checked:
-            checked = self._checked[memo_key]
-            if checked is None:
-                self.errors.append(f"{where}: same invalid params or ground_truth as an earlier item")
-            return checked
-        valid = self._validate(where, item, ref, loaded)
-        checked = None
-        if valid is not None:
-            checked = _Checked(prepared_key(ref.name, loaded.version, params_json, gt_json), *valid)
-        self._checked[memo_key] = checked
-        return checked
-
-    def _validate(self, where: str, item: GradeItem, ref: _Ref, loaded: LoadedVerifier) -> tuple[Any, Any] | None:
-        """(params, ground truth) as JSON data once their models accept them."""
-        try:
-            params = loaded.params_adapter.validate_python(ref.params)
-        except ValidationError as exc:
-            self.errors.extend(validation_messages(ref.params_where, exc))
-            return None
-        try:
-            ground_truth = loaded.ground_truth_adapter.validate_python(item.ground_truth)
-        except ValidationError as exc:
-            self.errors.extend(validation_messages(f"{where}.ground_truth", exc))
-            return None
-        return (
-            loaded.params_adapter.dump_python(params, mode="json"),
-            loaded.ground_truth_adapter.dump_python(ground_truth, mode="json"),
-        )
 
 
 class Grader:
@@ -231,7 +78,7 @@ class Grader:
             return request.deadline_s
         return min(default or self.settings.default_deadline_s, self.settings.max_deadline_s)
 
-    def plan(self, request: GradeRequest) -> list[_PlannedItem]:
+    def plan(self, request: GradeRequest) -> list[PlannedItem]:
         """Every item as units; BadRequest naming the items and fields when any is invalid."""
         if len(request.items) > self.settings.max_items:
             raise BadRequest(f"items: {len(request.items)} items exceed the limit of {self.settings.max_items}")
@@ -239,7 +86,7 @@ class Grader:
             raise BadRequest("items: at least one item is required")
         _check_groups(request)
         ground_truths = self._check_cost(request.items)
-        planner = _Planner(self.registry, lambda default: self._deadline(request, default))
+        planner = Planner(self.registry, lambda default: self._deadline(request, default), request.strict)
         return planner.plan(request.items, ground_truths)
 
     def _check_cost(self, items: Sequence[GradeItem]) -> list[str | None]:
@@ -268,12 +115,22 @@ class Grader:
                 )
         return ground_truths
 
-    async def plan_off_loop(self, request: GradeRequest) -> list[_PlannedItem]:
+    async def plan_off_loop(self, request: GradeRequest) -> list[PlannedItem]:
         if len(request.items) <= INLINE_PLAN_ITEMS:
             # A few items plan faster than a thread hop takes (verl and OpenRLHF send one).
             return self.plan(request)
         async with self._planning:
             return await asyncio.get_running_loop().run_in_executor(None, self.plan, request)
+
+    async def validate(self, request: GradeRequest) -> ValidateResponse:
+        """The items `grade` would mask as invalid, without grading any."""
+        planned = await self.plan_off_loop(request.model_copy(update={"strict": False}))
+        invalid = [
+            InvalidItem(index=i, id=p.item.id, verifier=p.invalid_verifier, errors=p.invalid[:MAX_ERRORS_LISTED])
+            for i, p in enumerate(planned)
+            if p.invalid
+        ]
+        return ValidateResponse(valid=not invalid, items=len(planned), invalid=invalid)
 
     # ---- grading ----------------------------------------------------------------------
 
@@ -285,8 +142,10 @@ class Grader:
             results, hits, dispatched = await self._resolve(unique)
         out = [self._assemble(p, results, hits) for p in planned]
         groups = apply_group_stats(out, request.advantage)
+        invalid = self._count_invalid(planned)
         stats = GradeStats(
             items=len(out),
+            invalid=invalid,
             unique=len(unique),
             cache_hits=len(hits),
             dispatched=dispatched,
@@ -376,8 +235,16 @@ class Grader:
         if not self.dispatcher.stores_verdicts:
             await self.cache.set_many({u.key: r for u, r in zip(units, fresh, strict=True) if r.cacheable})
 
+    def _count_invalid(self, planned: list[PlannedItem]) -> int:
+        invalid = [p for p in planned if p.invalid]
+        for p in invalid:
+            self.metrics.invalid_items.labels(p.invalid_verifier).inc()
+        return len(invalid)
+
     @staticmethod
-    def _assemble(p: _PlannedItem, results: dict[str, UnitResult], hits: set[str]) -> GradeResult:
+    def _assemble(p: PlannedItem, results: dict[str, UnitResult], hits: set[str]) -> GradeResult:
+        if p.invalid:
+            return _invalid_result(p)
         parts = [(c, results[c.unit.key]) for c in p.components]
         scores = {c.label: r.score for c, r in parts}
         mask = any(r.mask for _, r in parts)
@@ -404,6 +271,21 @@ class Grader:
         )
 
 
+def _invalid_result(p: PlannedItem) -> GradeResult:
+    """An item its verifier's models refused: masked, since a broken dataset row says
+    nothing of the response, with the fields named."""
+    shown = p.invalid[:MAX_ERRORS_LISTED]
+    return GradeResult(
+        id=p.item.id,
+        reward=0.0,
+        verdict=Verdict.ERROR,
+        mask=True,
+        reason="invalid item: " + "; ".join(shown),
+        details={"invalid": shown},
+        group=p.item.group,
+    )
+
+
 def _check_groups(request: GradeRequest) -> None:
     """An advantage is relative to a group: with `advantage`, every item needs one."""
     if request.advantage is None:
@@ -421,7 +303,7 @@ def _flight_key(unit: Unit) -> tuple[str, float]:
     return unit.key, unit.deadline_s
 
 
-def _distinct_units(planned: list[_PlannedItem]) -> dict[str, Unit]:
+def _distinct_units(planned: list[PlannedItem]) -> dict[str, Unit]:
     """Each distinct unit once, in order of first appearance (which also supplies its deadline)."""
     unique: dict[str, Unit] = {}
     for p in planned:
@@ -430,7 +312,7 @@ def _distinct_units(planned: list[_PlannedItem]) -> dict[str, Unit]:
     return unique
 
 
-def _combine_verdicts(parts: list[tuple[_Component, UnitResult]]) -> str:
+def _combine_verdicts(parts: list[tuple[Component, UnitResult]]) -> str:
     """One verdict for a composite: failures first, then all-or-nothing, else partial."""
     verdicts = [r.verdict for _, r in parts]
     if len(parts) == 1:

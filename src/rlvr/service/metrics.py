@@ -28,6 +28,12 @@ class Metrics:
         self.reclaimed = Gauge("rlvr_reclaimed_entries", "Entries reclaimed from dead workers (all time)", registry=r)
         self.dead_lettered = Gauge("rlvr_dead_lettered_entries", "Entries moved to the dead-letter stream", registry=r)
         self.cache_hit_ratio = Gauge("rlvr_cache_hit_ratio", "Cache hits / lookups since start", registry=r)
+        self.invalid_items = Counter(
+            "rlvr_invalid_items",
+            "Items masked without grading: their verifier refused their params or ground truth",
+            ["verifier"],
+            registry=r,
+        )
         self.rejected = Counter("rlvr_rejected_requests", "Requests refused before grading", ["reason"], registry=r)
         self._cache_hits_total = 0
         self._cache_lookups_total = 0

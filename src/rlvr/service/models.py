@@ -16,6 +16,8 @@ __all__ = [
     "GradeResult",
     "GradeStats",
     "GroupStats",
+    "InvalidItem",
+    "ValidateResponse",
     "VerifierInfo",
     "VerifierList",
     "VerifierRef",
@@ -75,6 +77,31 @@ class GradeRequest(BaseModel):
         description="Compute each item's advantage within its `group` (every item then needs a group): "
         "grpo (r - mean) / (std + 1e-4), dr_grpo r - mean, rloo r - mean of the others.",
     )
+    strict: bool = Field(
+        False,
+        description="Refuse the whole request (422) when any item's params or ground truth are invalid. "
+        "By default such an item comes back `verdict: error`, `mask: true`, naming the fields, and the "
+        "rest are graded.",
+    )
+
+
+class InvalidItem(BaseModel):
+    """An item `/v1/grade` would answer masked without grading it."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    index: int = Field(description="The item's place in the request's `items`.")
+    id: str | None = None
+    verifier: str = Field(description="The verifier whose models refused the item.")
+    errors: list[str] = Field(description="Each invalid field, named within the item (`ground_truth.kwargs[2]...`).")
+
+
+class ValidateResponse(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    valid: bool = Field(description="Every item would be graded.")
+    items: int
+    invalid: list[InvalidItem]
 
 
 class ErrorBody(BaseModel):

@@ -204,8 +204,10 @@ def test_over_http(http: httpx.Client) -> None:
     assert r.status_code == 200, r.text
     assert [x["reward"] for x in r.json()["results"]] == [1.0, 0.0]
     bad = {**item, "response": "x", "ground_truth": {**_with_prompt(task), "prompt": "Decode the string."}}
-    r = http.post("/v1/grade", json={"items": [bad]})
+    r = http.post("/v1/grade", json={"items": [bad], "strict": True})
     assert r.status_code == 422 and "items[0].ground_truth" in r.text and "prompt" in r.text, r.text
+    result = http.post("/v1/grade", json={"items": [bad]}).json()["results"][0]
+    assert (result["verdict"], result["mask"]) == ("error", True) and "ground_truth" in result["reason"]
 
 
 @pytest.mark.usefixtures("code_backend")

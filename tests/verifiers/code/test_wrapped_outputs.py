@@ -86,8 +86,10 @@ def test_the_flag_wants_every_output_a_list_of_one(outputs: list[Any], http: htt
     with pytest.raises(ValidationError, match="outputs_wrapped"):
         _GT.validate_python(gt)
     item = {"prompt": "", "response": "x", "verifier": "code", "ground_truth": gt}
-    r = http.post("/v1/grade", json={"items": [item]})
+    r = http.post("/v1/grade", json={"items": [item], "strict": True})
     assert r.status_code == 422 and "items[0].ground_truth" in r.text and "outputs_wrapped" in r.text, r.text
+    result = http.post("/v1/grade", json={"items": [item]}).json()["results"][0]
+    assert result["mask"] is True and "outputs_wrapped" in result["reason"]
 
 
 def test_a_leetcode_answer_that_is_a_list_of_one_keeps_its_shape() -> None:

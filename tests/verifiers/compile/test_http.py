@@ -1,4 +1,5 @@
-"""`compile` through a real `rlvr serve`: listed, a mixed batch, disallowed flags a 422."""
+"""`compile` through a real `rlvr serve`: listed, a mixed batch, disallowed flags masked
+(a 422 with `strict`)."""
 
 from __future__ import annotations
 
@@ -38,9 +39,12 @@ def test_batch_over_http(http: httpx.Client) -> None:
     assert got[4] == (1.0, "correct", False)
 
 
-def test_disallowed_flag_is_422_naming_it(http: httpx.Client) -> None:
+def test_disallowed_flag_is_masked_naming_it(http: httpx.Client) -> None:
     item = {"response": "int main() {}", "verifier": "compile", "params": {"language": "cpp", "flags": ["-o", "x"]}}
-    r = http.post("/v1/grade", json={"items": [item]})
+    result = http.post("/v1/grade", json={"items": [item]}).json()["results"][0]
+    assert (result["verdict"], result["mask"]) == ("error", True)
+    assert "params.flags" in result["reason"] and "'-o'" in result["reason"]
+    r = http.post("/v1/grade", json={"items": [item], "strict": True})
     assert r.status_code == 422 and "'-o'" in r.text and "items[0]" in r.text
-    r = http.post("/v1/grade", json={"items": [{**item, "params": {"language": "fortran"}}]})
+    r = http.post("/v1/grade", json={"items": [{**item, "params": {"language": "fortran"}}], "strict": True})
     assert r.status_code == 422 and "fortran" in r.text
