@@ -84,8 +84,16 @@ def server_env(plugin_dir: Path, **settings: str) -> dict[str, str]:
 class Server:
     """`rlvr serve` with `args` and `settings` (as RLVR_* variables); `env` adds others."""
 
-    def __init__(self, plugin_dir: Path, *args: str, env: dict[str, str] | None = None, **settings: str) -> None:
-        self.port = free_port()
+    def __init__(
+        self,
+        plugin_dir: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        port: int | None = None,
+        **settings: str,
+    ) -> None:
+        """`port`: the port of a server this one restarts; a free one when None."""
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rlvr", "serve", "--port", str(self.port), *args],

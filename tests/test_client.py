@@ -33,7 +33,8 @@ def test_errors_carry_the_server_message(live_server: str) -> None:
 
 
 class FlakyServer:
-    """A real HTTP server that fails in the ways `script` says before it answers."""
+    """A real HTTP server that fails in the ways `script` says before it answers: a
+    status, `drop`, or `503@S` for a 503 asking to retry after S seconds."""
 
     def __init__(self, script: list[str]) -> None:
         self.script = list(script)
@@ -48,6 +49,7 @@ class FlakyServer:
                 if step == "drop":  # the connection dies without an answer
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
+                step, _, retry_after = step.partition("@")
                 status = 200 if step == "ok" else int(step)
                 results = [{"reward": 1.0, "verdict": "correct", "mask": False} for _ in sent["items"]]
                 answer = {"results": results, "stats": {"items": len(results)}}
@@ -56,7 +58,7 @@ class FlakyServer:
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(body)))
                 if status in (429, 503):
-                    self.send_header("retry-after", "0")
+                    self.send_header("retry-after", retry_after or "0")
                 self.end_headers()
                 self.wfile.write(body.encode())
 
@@ -87,7 +89,7 @@ def flaky() -> Iterator[Callable[[list[str]], FlakyServer]]:
 
 def test_connection_errors_and_5xx_are_retried(flaky: Callable[[list[str]], FlakyServer]) -> None:
     server = flaky(["drop", "503", "500", "502", "429"])
-    with RewardClient(server.url, retries=5, backoff_s=0.01) as client:
+    with RewardClient(server.url, backoff_s=0.01) as client:
         out = client.grade([{"response": "x", "verifier": "format"}])
     assert [r.reward for r in out.results] == [1.0] and out.stats == {"items": 1}
     assert server.attempts == 6
@@ -95,13 +97,29 @@ def test_connection_errors_and_5xx_are_retried(flaky: Callable[[list[str]], Flak
 
 def test_client_errors_are_not_retried_and_retries_end(flaky: Callable[[list[str]], FlakyServer]) -> None:
     server = flaky(["422"])
-    with RewardClient(server.url, retries=5, backoff_s=0.01) as client, pytest.raises(RewardServiceError) as err:
+    with RewardClient(server.url, backoff_s=0.01) as client, pytest.raises(RewardServiceError) as err:
         client.grade([{"response": "x", "verifier": "format"}])
     assert err.value.status == 422 and server.attempts == 1
-    server = flaky(["503"] * 10)
-    with RewardClient(server.url, retries=2, backoff_s=0.01) as client, pytest.raises(RewardServiceError) as err:
+    # Retries go on for the budget's time, however many tries that takes, then stop.
+    server = flaky(["503@0.05"] * 1000)
+    with (
+        RewardClient(server.url, backoff_s=0.01, retry_budget_s=0.5) as client,
+        pytest.raises(RewardServiceError) as err,
+    ):
         client.grade([{"response": "x", "verifier": "format"}])
-    assert err.value.status == 503 and server.attempts == 3
+    assert err.value.status == 503 and 2 <= server.attempts < 1000
+
+
+def test_a_retry_after_past_the_budget_is_not_waited_for(flaky: Callable[[list[str]], FlakyServer]) -> None:
+    server = flaky(["503@3600"])
+    with RewardClient(server.url, retry_budget_s=5) as client, pytest.raises(RewardServiceError) as err:
+        client.grade([{"response": "x", "verifier": "format"}])
+    assert err.value.status == 503 and server.attempts == 1
+
+
+def test_the_retry_budget_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="retry_budget_s"):
+        AsyncRewardClient("http://127.0.0.1:9", retry_budget_s=-1)
 
 
 def test_the_async_client_keeps_request_order_across_chunks(live_server: str) -> None:

@@ -20,7 +20,9 @@ most `concurrency` chunks are in flight at once. Results come back in request or
 
 Grading is idempotent, so the client retries what a retry can cure: connection errors,
 429 and 5xx answers (a server draining for a restart answers 503), with exponential
-backoff and jitter, or after the server's Retry-After.
+backoff and jitter, or after the server's Retry-After, for as long as `retry_budget_s`
+(120 s by default: a rolling restart, or a replica's restart, is over by then) from a
+request's first try. A trainer step outlasts a restart instead of raising.
 
 `url=None` grades in-process: the service runs in this process (its worker pool in child
 processes), with no server to start. The seam is httpx's transport: `rlvr.in_process`
@@ -35,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, TypeVar, Unpack
@@ -44,9 +47,10 @@ import httpx
 from rlvr.results import GradeResult
 
 DEFAULT_TIMEOUT_S = 600.0
-DEFAULT_RETRIES = 5
+DEFAULT_RETRY_BUDGET_S = 120.0
 DEFAULT_BACKOFF_S = 0.5
-MAX_BACKOFF_S = 30.0
+# Short enough that a restarted server is back in use within seconds of its return.
+MAX_BACKOFF_S = 10.0
 DEFAULT_CHUNK_SIZE = 1024
 DEFAULT_CONCURRENCY = 8
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -90,7 +94,7 @@ class Rewards:
 
 class ClientOptions(TypedDict, total=False):
     timeout_s: float
-    retries: int
+    retry_budget_s: float
     backoff_s: float
     chunk_size: int
     concurrency: int
@@ -106,14 +110,14 @@ class AsyncRewardClient:
         url: str | None = None,
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
-        retries: int = DEFAULT_RETRIES,
+        retry_budget_s: float = DEFAULT_RETRY_BUDGET_S,
         backoff_s: float = DEFAULT_BACKOFF_S,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         concurrency: int = DEFAULT_CONCURRENCY,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        if chunk_size < 1 or concurrency < 1 or retries < 0:
-            raise ValueError("chunk_size and concurrency must be at least 1, retries at least 0")
+        if chunk_size < 1 or concurrency < 1 or retry_budget_s < 0:
+            raise ValueError("chunk_size and concurrency must be at least 1, retry_budget_s at least 0")
         if url is None and transport is None:
             from rlvr.in_process import InProcessTransport
 
@@ -124,7 +128,7 @@ class AsyncRewardClient:
         self.http = httpx.AsyncClient(
             base_url=url or "http://rlvr.in-process", timeout=timeout_s, transport=transport, limits=limits
         )
-        self.retries = retries
+        self.retry_budget_s = retry_budget_s
         self.backoff_s = backoff_s
         self.chunk_size = chunk_size
         self.concurrency = concurrency
@@ -209,18 +213,21 @@ class AsyncRewardClient:
         return invalid
 
     async def _post(self, path: str, body: dict[str, Any], expected: int | None) -> dict[str, Any]:
-        """The answer to `body`, which must hold `expected` results (None: no results)."""
-        for attempt in range(self.retries + 1):
-            last = attempt == self.retries
+        """The answer to `body`, which must hold `expected` results (None: no results);
+        retried until `retry_budget_s` from the first try is spent."""
+        give_up_at = time.monotonic() + self.retry_budget_s
+        attempt = 0
+        while True:
             try:
                 r = await self.http.post(path, json=body)
             except httpx.TransportError:
-                if last:
+                if not await self._waited(attempt, None, give_up_at):
                     raise
-                await asyncio.sleep(self._backoff(attempt, None))
+                attempt += 1
                 continue
-            if r.status_code in RETRIED_STATUSES and not last:
-                await asyncio.sleep(self._backoff(attempt, r.headers.get("retry-after")))
+            retry_after = r.headers.get("retry-after")
+            if r.status_code in RETRIED_STATUSES and await self._waited(attempt, retry_after, give_up_at):
+                attempt += 1
                 continue
             if r.status_code != 200:
                 raise RewardServiceError(r.status_code, _error_message(r))
@@ -228,16 +235,23 @@ class AsyncRewardClient:
             if expected is not None and len(answer.get("results", ())) != expected:
                 raise RewardServiceError(200, f"{len(answer.get('results', ()))} results for {expected} items")
             return answer
-        raise AssertionError("unreachable")
+
+    async def _waited(self, attempt: int, retry_after: str | None, give_up_at: float) -> bool:
+        """Sleeps before the next try; False, without sleeping, when it would end past the budget."""
+        delay = self._backoff(attempt, retry_after)
+        if time.monotonic() + delay > give_up_at:
+            return False
+        await asyncio.sleep(delay)
+        return True
 
     def _backoff(self, attempt: int, retry_after: str | None) -> float:
         if retry_after is not None:
             try:
-                return min(MAX_BACKOFF_S, max(0.0, float(retry_after)))
+                return max(0.0, float(retry_after))
             except ValueError:
                 pass  # an HTTP date: fall back to our own schedule
         # Full jitter, so that the clients of a restarted server do not all come back at once.
-        return random.uniform(0.0, min(MAX_BACKOFF_S, self.backoff_s * 2**attempt))
+        return random.uniform(0.0, min(MAX_BACKOFF_S, self.backoff_s * 2 ** min(attempt, 32)))
 
 
 class RewardClient:

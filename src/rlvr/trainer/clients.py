@@ -9,29 +9,30 @@ import asyncio
 import atexit
 import threading
 
-from rlvr.client import AsyncRewardClient, RewardClient
+from rlvr.client import DEFAULT_RETRY_BUDGET_S, AsyncRewardClient, RewardClient
 
 _lock = threading.Lock()
-_sync: dict[str | None, RewardClient] = {}
-_async: dict[tuple[str | None, asyncio.AbstractEventLoop], AsyncRewardClient] = {}
+_sync: dict[tuple[str | None, float], RewardClient] = {}
+_async: dict[tuple[str | None, float, asyncio.AbstractEventLoop], AsyncRewardClient] = {}
 
 
-def shared_client(url: str | None) -> RewardClient:
+def shared_client(url: str | None, retry_budget_s: float = DEFAULT_RETRY_BUDGET_S) -> RewardClient:
+    """The client for `url` that retries for `retry_budget_s` (see `rlvr.client`)."""
     with _lock:
-        client = _sync.get(url)
+        client = _sync.get((url, retry_budget_s))
         if client is None:
-            client = _sync[url] = RewardClient(url)
+            client = _sync[url, retry_budget_s] = RewardClient(url, retry_budget_s=retry_budget_s)
         return client
 
 
-def shared_async_client(url: str | None) -> AsyncRewardClient:
+def shared_async_client(url: str | None, retry_budget_s: float = DEFAULT_RETRY_BUDGET_S) -> AsyncRewardClient:
     """The client for `url` on the running event loop (an httpx client is bound to the
     loop it first ran on)."""
-    key = (url, asyncio.get_running_loop())
+    key = (url, retry_budget_s, asyncio.get_running_loop())
     with _lock:
         client = _async.get(key)
         if client is None:
-            client = _async[key] = AsyncRewardClient(url)
+            client = _async[key] = AsyncRewardClient(url, retry_budget_s=retry_budget_s)
         return client
 
 

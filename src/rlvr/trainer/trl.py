@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rlvr.client import build_items
+from rlvr.client import DEFAULT_RETRY_BUDGET_S, build_items
 from rlvr.results import GradeResult
 from rlvr.trainer.clients import shared_async_client, shared_client
 
@@ -43,12 +43,16 @@ def rlvr_reward(
     name: str | None = None,
     params: dict[str, Any] | None = None,
     is_async: bool = False,
+    retry_budget_s: float = DEFAULT_RETRY_BUDGET_S,
 ) -> RlvrReward | AsyncRlvrReward:
     """A reward function grading with `verifier` on the rlvr at `url` (in-process, in this
     process, when None). The ground truth is the dataset column `truth_column` (none when
-    None, or when the dataset has no such column)."""
+    None, or when the dataset has no such column). A call retries through a restart of the
+    service for up to `retry_budget_s`."""
     kind = AsyncRlvrReward if is_async else RlvrReward
-    return kind(verifier, url=url, truth_column=truth_column, name=name, params=params)
+    return kind(
+        verifier, url=url, truth_column=truth_column, name=name, params=params, retry_budget_s=retry_budget_s
+    )
 
 
 class _Reward:
@@ -60,9 +64,11 @@ class _Reward:
         truth_column: str | None,
         name: str | None,
         params: dict[str, Any] | None,
+        retry_budget_s: float,
     ) -> None:
         self.verifier = verifier
         self.url = url
+        self.retry_budget_s = retry_budget_s
         self.truth_column = truth_column
         self.params = params
         self.__name__ = name or f"rlvr_{verifier}"
@@ -94,7 +100,7 @@ class RlvrReward(_Reward):
     def __call__(
         self, *, completions: Sequence[Any], prompts: Sequence[Any] | None = None, **kwargs: Any
     ) -> list[float | None]:
-        out = shared_client(self.url).grade(self._items(prompts, completions, kwargs))
+        out = shared_client(self.url, self.retry_budget_s).grade(self._items(prompts, completions, kwargs))
         return self._rewards(out.results, kwargs)
 
 
@@ -102,7 +108,7 @@ class AsyncRlvrReward(_Reward):
     async def __call__(
         self, *, completions: Sequence[Any], prompts: Sequence[Any] | None = None, **kwargs: Any
     ) -> list[float | None]:
-        out = await shared_async_client(self.url).grade(self._items(prompts, completions, kwargs))
+        out = await shared_async_client(self.url, self.retry_budget_s).grade(self._items(prompts, completions, kwargs))
         return self._rewards(out.results, kwargs)
 
 

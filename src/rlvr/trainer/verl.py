@@ -7,6 +7,7 @@
         reward_kwargs:                 # legacy `batch` reward manager
           url: http://rlvr:8000        # else RLVR_URL; else graded in this process
           verifiers: {openai/gsm8k: math, my_code_set: code}
+          retry_budget_s: 120          # how long a call retries through a restart
 
 - The verifier is `extra_info["verifier"]` when the sample has one, else the one
   `verifiers` (data source -> verifier, merged over VERIFIERS) names for its `data_source`, else
@@ -26,6 +27,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rlvr.client import DEFAULT_RETRY_BUDGET_S
 from rlvr.results import GradeResult
 from rlvr.trainer.clients import shared_async_client, shared_client
 
@@ -49,7 +51,7 @@ def compute_score(
     data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None = None, **kwargs: Any
 ) -> dict[str, float]:
     item = grade_item(data_source, solution_str, ground_truth, extra_info, kwargs)
-    [result] = shared_client(rlvr_url(kwargs)).grade([item]).results
+    [result] = shared_client(rlvr_url(kwargs), retry_budget(kwargs)).grade([item]).results
     return score_dict(result)
 
 
@@ -57,7 +59,7 @@ async def compute_score_async(
     data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None = None, **kwargs: Any
 ) -> dict[str, float]:
     item = grade_item(data_source, solution_str, ground_truth, extra_info, kwargs)
-    [result] = (await shared_async_client(rlvr_url(kwargs)).grade([item])).results
+    [result] = (await shared_async_client(rlvr_url(kwargs), retry_budget(kwargs)).grade([item])).results
     return score_dict(result)
 
 
@@ -73,12 +75,16 @@ def compute_score_batch(
     items = [
         grade_item(*sample, kwargs) for sample in zip(data_sources, solution_strs, ground_truths, infos, strict=True)
     ]
-    return [score_dict(r) for r in shared_client(rlvr_url(kwargs)).grade(items).results]
+    return [score_dict(r) for r in shared_client(rlvr_url(kwargs), retry_budget(kwargs)).grade(items).results]
 
 
 def rlvr_url(kwargs: Mapping[str, Any]) -> str | None:
     url = kwargs.get("url") or os.environ.get(URL_ENV)
     return str(url) if url else None
+
+
+def retry_budget(kwargs: Mapping[str, Any]) -> float:
+    return float(kwargs.get("retry_budget_s", DEFAULT_RETRY_BUDGET_S))
 
 
 def verifier_for(data_source: str, extra_info: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str:
