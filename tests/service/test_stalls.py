@@ -7,6 +7,8 @@ import concurrent.futures
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,3 +117,40 @@ def test_a_program_that_holds_its_time_without_cpu_is_a_timeout_not_masked(one_w
     result = r.json()["results"][0]
     assert result["mask"] is False, result
     assert result["verdict"] == "timeout" and result["reward"] == 0.0, result
+
+
+@contextlib.contextmanager
+def cpu_hogs(cpu: int, n: int) -> Iterator[None]:
+    """`n` processes spinning on `cpu`: whatever else runs there gets 1/(n+1) of it."""
+    code = f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"
+    hogs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def test_a_worker_starved_of_cpu_is_graded_not_masked(plugin_dir: Path) -> None:
+    # Wall limit 1 x 2 s; the unit needs 1.5 s of CPU and, sharing one CPU with spinning
+    # processes, gets at most half of it (the server is a session of its own, which the
+    # scheduler's autogroups give an equal share): 3 s or more of wall time, half of it
+    # waiting in the run queue. That is the machine's doing, not a stalled grader.
+    with Server(plugin_dir, "--workers", "1", stall_wall_factor="1.0") as server:
+        [pid] = dispatcher_state(server.url)["pids"]  # type: ignore[misc]
+        cpu = min(os.sched_getaffinity(0))
+        os.sched_setaffinity(pid, {cpu})
+        item = {"response": "1.5", "verifier": "burner"}
+        waited_before = run_queue_s(pid)
+        with cpu_hogs(cpu, 8):
+            r = httpx.post(server.url + "/v1/grade", json={"items": [item], "deadline_s": 2}, timeout=120)
+        result = r.json()["results"][0]
+        assert (result["verdict"], result["mask"]) == ("correct", False), result
+        # The premise: the unit waited for the CPU long enough to pass its wall limit.
+        assert run_queue_s(pid) - waited_before > 0.5
+        assert dispatcher_state(server.url)["restarts"].get("stalled", 0) == 0  # type: ignore[union-attr]
+
+
+def run_queue_s(pid: int) -> float:
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9

@@ -31,6 +31,19 @@ class Sleepy(_TestPlugin):
         return Outcome(1.0, Verdict.CORRECT, f"slept {seconds}s")
 
 
+class Burner(_TestPlugin):
+    """Uses `response` seconds (a float) of its process's CPU, then says correct."""
+
+    name = "burner"
+    description = "burns CPU"
+
+    def verify(self, item: GradeInput, params: NoParams, ground_truth: None) -> Outcome:
+        until = time.process_time() + float(item.response)
+        while time.process_time() < until:
+            pass
+        return Outcome(1.0, Verdict.CORRECT, f"burned {item.response}s")
+
+
 class Crashy(_TestPlugin):
     """Kills its own worker process when the response says so; raises on 'raise'."""
 

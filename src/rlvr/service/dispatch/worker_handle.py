@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from rlvr.service.dispatch.cpu import unit_usage
+from rlvr.service.dispatch.cpu import RunQueueWait, unit_usage
 from rlvr.service.dispatch.process import WORKER_READY, worker_main
 from rlvr.service.dispatch.progress import Mark, Progress
 from rlvr.service.work import Unit, UnitResult, infrastructure_failure, stalled, timed_out
@@ -40,6 +40,9 @@ FAILED_STARTS_BROKEN = 3
 # How often a waiting thread looks at which unit its worker is on: the bound on how late
 # a unit's own deadline is noticed after an earlier unit of its chunk finished.
 PROGRESS_CHECK_S = 0.05
+# Time spent waiting for a CPU is not held against the grader, but only up to this many
+# times a unit's wall limit: a machine too starved to grade at all masks what it cannot.
+STARVED_WALL_FACTOR = 4.0
 # How many times the units of a chunk go again after a worker was lost before it started
 # any of them (no unit is to blame) before they are masked: the pool itself is failing.
 UNSTARTED_RETRIES = 3
@@ -93,6 +96,7 @@ class WorkerHandle:
         self.failed_starts = 0
         # Why this slot's worker does not start, while it does not (`_ensure`).
         self.start_error: str | None = None
+        self.run_queue = RunQueueWait()
 
     def spawn(self) -> None:
         parent, child = mp.Pipe(duplex=True)
@@ -265,9 +269,9 @@ class WorkerHandle:
                 unsure_since = unsure_since or time.monotonic()
                 verdict: float | Stop = self._judge_unsure(unsure_since, sent)
             elif mark.count > 1:
-                verdict = self._judge_batch(mark, sent[mark.index : mark.index + mark.count])
+                verdict = self._judge_batch(mark, sent[mark.index : mark.index + mark.count], self._waited(mark))
             else:
-                verdict = self._judge(mark, sent[max(mark.index, 0)].deadline_s)
+                verdict = self._judge(mark, sent[max(mark.index, 0)].deadline_s, self._waited(mark))
             if isinstance(verdict, Stop):
                 if progress.read() != mark:
                     continue  # the worker moved on while we measured
@@ -281,6 +285,11 @@ class WorkerHandle:
                 except (EOFError, OSError):
                     return self._crashed(progress, sent)
 
+    def _waited(self, mark: Mark) -> float:
+        """Seconds the worker has waited for a CPU while on `mark`."""
+        process = self.process
+        return 0.0 if process is None else self.run_queue.since_mark(process.pid, mark)
+
     def _judge_unsure(self, since: float, sent: list[Unit]) -> float | Stop:
         """No whole mark since `since`: the worker is in the middle of writing one, a few
         microseconds. Stopped there (SIGSTOP, a freezer), it is stalled like any
@@ -291,11 +300,12 @@ class WorkerHandle:
             return PROGRESS_CHECK_S
         return Stop(0, infrastructure_failure("verifier worker stalled while marking its progress"), True, len(sent))
 
-    def _judge_batch(self, mark: Mark, batch: list[Unit]) -> float | Stop:
+    def _judge_batch(self, mark: Mark, batch: list[Unit], waited_s: float) -> float | Stop:
         """How long to wait before looking again at a batch of units verified together,
         or a Stop when it went wrong: it used the CPU of all its deadlines together, or
-        it is past the wall limit of its longest deadline with none of its programs
-        running (each program's own limits are the verifier's to enforce)."""
+        it is past the wall limit of its longest deadline, not counting the time it
+        waited for a CPU, with none of its programs running (each program's own limits
+        are the verifier's to enforce)."""
         index, started, cpu_start = mark.index, mark.started, mark.cpu_start
         wall = time.monotonic() - started
         longest = max(unit.deadline_s for unit in batch)
@@ -308,34 +318,38 @@ class WorkerHandle:
         failure = infrastructure_failure("a batch of units stalled or overran its deadlines")
         if usage.cpu_s >= sum(unit.deadline_s for unit in batch):
             return Stop(index, failure, True, len(batch))
-        if wall >= wall_limit and not usage.program_alive:
+        ran_wall = wall - max(waited_s, usage.program_waited_s)
+        if (ran_wall >= wall_limit and not usage.program_alive) or wall >= wall_limit * STARVED_WALL_FACTOR:
             return Stop(index, failure, True, len(batch))
         return PROGRESS_CHECK_S
 
-    def _judge(self, mark: Mark, deadline_s: float) -> float | Stop:
+    def _judge(self, mark: Mark, deadline_s: float, waited_s: float) -> float | Stop:
         """How long to wait before looking again, or a Stop when the unit the mark is on
         (index -1: the chunk not started yet) used its CPU deadline or stalled past its
-        wall limit."""
+        wall limit. Time its processes waited for a CPU (a busy machine) is not a stall,
+        up to `STARVED_WALL_FACTOR` times the limit."""
         index, started, cpu_start = mark.index, mark.started, mark.cpu_start
         wall = time.monotonic() - started
         wall_limit = deadline_s * self.pool.stall_wall_factor
+        starved_out = wall >= wall_limit * STARVED_WALL_FACTOR
         if index < 0:
-            if wall >= wall_limit:
+            if wall - waited_s >= wall_limit or starved_out:
                 return Stop(-1, infrastructure_failure("verifier worker did not start the chunk in time"))
-            return min(PROGRESS_CHECK_S, wall_limit - wall)
+            return min(PROGRESS_CHECK_S, wall_limit - wall + waited_s)
         if wall < deadline_s:  # CPU time cannot have passed the deadline yet
             return min(PROGRESS_CHECK_S, deadline_s - wall)
         usage = unit_usage(self.process.pid, cpu_start, started) if self.process is not None else None
         if usage is None:
             return PROGRESS_CHECK_S  # gone: the pipe reports it
         cpu = usage.cpu_s
+        ran_wall = wall - max(waited_s, usage.program_waited_s)
         # Past the wall limit with the graded program still running, the program holds
         # the time (it sleeps or blocks): its fault, as a judge's wall limit says.
-        if cpu >= deadline_s or (wall >= wall_limit and usage.program_alive):
+        if cpu >= deadline_s or (ran_wall >= wall_limit and usage.program_alive):
             return Stop(index, timed_out(deadline_s, cpu_s=cpu, wall_s=wall))
-        if wall >= wall_limit:
+        if ran_wall >= wall_limit or starved_out:
             return Stop(index, stalled(deadline_s, cpu_s=cpu, wall_s=wall), True)
-        return min(PROGRESS_CHECK_S, deadline_s - cpu, wall_limit - wall)
+        return min(PROGRESS_CHECK_S, deadline_s - cpu, wall_limit - ran_wall)
 
     def _lost(self, why: str) -> Stop:
         """The worker is gone before it started a unit of what it was sent."""
