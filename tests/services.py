@@ -84,22 +84,16 @@ def server_env(plugin_dir: Path, **settings: str) -> dict[str, str]:
 class Server:
     """`rlvr serve` with `args` and `settings` (as RLVR_* variables); `env` adds others."""
 
-    def __init__(
-        self,
-        plugin_dir: Path,
-        *args: str,
-        env: dict[str, str] | None = None,
-        port: int | None = None,
-        **settings: str,
-    ) -> None:
-        """`port`: the port of a server this one restarts; a free one when None."""
-        self.port = port or free_port()
+    def __init__(self, plugin_dir: Path, *args: str, env: dict[str, str] | None = None, **settings: str) -> None:
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rlvr", "serve", "--port", str(self.port), *args],
-            env={**server_env(plugin_dir, **settings), **(env or {})},
-            cwd=ROOT,
-        )
+        self.command = [sys.executable, "-m", "rlvr", "serve", "--port", str(self.port), *args]
+        self.env = {**server_env(plugin_dir, **settings), **(env or {})}
+        self.start()
+
+    def start(self) -> None:
+        """Starts the server (again, after `stop`: a restart on the same port)."""
+        self.proc = subprocess.Popen(self.command, env=self.env, cwd=ROOT)
         try:
             wait_ready(self.url, self.proc)
         except BaseException:

@@ -42,7 +42,7 @@ def test_clients_and_adapters_outlast_a_restart(plugin_dir: Path) -> None:
 
     def client_calls() -> list[float]:
         with RewardClient(url) as client:
-            rewards = []
+            rewards: list[float] = []
             for item in items:
                 rewards.extend(r.reward for r in client.grade([item]).results)
                 time.sleep(DOWN_S / CALLS)
@@ -69,9 +69,12 @@ def test_clients_and_adapters_outlast_a_restart(plugin_dir: Path) -> None:
     first.stop()
     threads += [_in_thread(work, out, work.__name__) for work in (verl_async_calls, verl_calls, trl_calls)]
     time.sleep(DOWN_S)
-    with Server(plugin_dir, "--workers", "1", port=first.port):
+    first.start()
+    try:
         for thread in threads:
             thread.join(timeout=120)
+    finally:
+        first.stop()
     assert not any(t.is_alive() for t in threads)
     assert out["client"] == expected
     assert out["verl_async_calls"] == expected

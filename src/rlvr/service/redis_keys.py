@@ -37,8 +37,14 @@ def result(key: str) -> str:
 
 
 def in_flight(key: str) -> str:
-    """Held by the API replica that dispatched a unit, so other replicas wait instead."""
+    """Held by the API replica that dispatched a unit, so other replicas wait instead.
+    Its value names that replica: the claim counts while the replica's lease lives."""
     return f"{PREFIX}inflight:{key}"
+
+
+def replica_lease(replica: str) -> str:
+    """Exists while an API replica lives: it refreshes the key's short TTL (see `presence`)."""
+    return f"{PREFIX}replica:{replica}"
 
 
 RESULT_TTL_S = 600

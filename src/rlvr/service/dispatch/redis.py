@@ -5,6 +5,12 @@ reply list of the API replica that owns the request; a reader task here resolves
 waiting futures. Results are keyed by unit hash, so a chunk processed twice (a dead
 worker's entry reclaimed) resolves nothing twice. Identical units already dispatched
 by another replica are not sent again: this replica waits for their stored result.
+
+A claim on a unit names its replica and counts only while that replica's lease lives
+(see `presence`): the units of a replica that died, with chunks still unsent in its
+memory, are taken over by the replicas waiting for them within seconds. A replica that
+was only stopped and comes back does no harm: its late results are the same verdicts
+under the same keys, and it releases only the claims that are still its own.
 """
 
 from __future__ import annotations
@@ -35,6 +41,24 @@ FOLLOWER_POLL_S = 0.05
 # How often the live workers' capacity is read again, while there is work to send.
 WINDOW_REFRESH_S = 1.0
 
+# KEYS: a replica's lease, then claims. ARGV: the replica, and '1' to release only while
+# its lease is gone. Deletes those of the claims that replica holds: one another replica
+# has taken over since is not touched.
+RELEASE_LUA = """
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local n = 0
+for i = 2, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then n = n + redis.call('DEL', KEYS[i]) end
+end
+return n
+"""
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Marks a task's exception as seen: the request failed for another reason first."""
+    if not task.cancelled():
+        task.exception()
+
 
 @dataclass(eq=False)
 class _Chunk:
@@ -60,6 +84,8 @@ class RedisDispatcher:
         result_timeout_s: float,
         window_chunks: int | None = None,
         replica: str | None = None,
+        lease_ttl_s: float = presence.REPLICA_LEASE_TTL_S,
+        lease_interval_s: float = presence.REPLICA_BEAT_INTERVAL_S,
     ) -> None:
         self.client = client
         self.reader_client = reader_client
@@ -70,6 +96,10 @@ class RedisDispatcher:
         self.reply_key = redis_keys.reply_list(self.replica)
         self._waiting: dict[str, asyncio.Future[UnitResult]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self.lease_ttl_s = lease_ttl_s
+        self.lease_interval_s = lease_interval_s
+        self._lease: asyncio.Task[None] | None = None
+        self._release_script = client.register_script(RELEASE_LUA)
         # Fairness: the stream is a FIFO that every replica and worker shares, so this
         # replica keeps only a window of its chunks there (as many as the live workers
         # can hold) and picks what goes next round-robin between its requests. A 1-item
@@ -86,15 +116,29 @@ class RedisDispatcher:
 
     async def start(self) -> None:
         self._reader = asyncio.create_task(self._read_replies(), name="rlvr-redis-replies")
+        self._lease = asyncio.create_task(self._hold_lease(), name="rlvr-redis-lease")
 
     async def close(self) -> None:
         for task in list(self._pumps):
             task.cancel()
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+        for background in (self._reader, self._lease):
+            if background is not None:
+                background.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await background
         self._fail_waiting(BackendUnavailable("dispatcher closed"))
+        # Whatever this replica still claims passes to the others at once.
+        with contextlib.suppress(*REDIS_ERRORS):
+            await presence.drop_lease(self.client, self.replica)
+
+    async def _hold_lease(self) -> None:
+        """Keeps this replica's claims valid while it lives (see `presence`)."""
+        while True:
+            with contextlib.suppress(*REDIS_ERRORS):
+                async with self.client.pipeline(transaction=False) as pipe:
+                    presence.hold_lease(pipe, self.replica, self.lease_ttl_s)
+                    await pipe.execute()
+            await asyncio.sleep(self.lease_interval_s)
 
     # ---- replies ----------------------------------------------------------------------
 
@@ -148,6 +192,9 @@ class RedisDispatcher:
     async def run(self, units: Sequence[Unit]) -> list[UnitResult]:
         if not units:
             return []
+        return await self._run(units, time.monotonic() + self.result_timeout_s)
+
+    async def _run(self, units: Sequence[Unit], deadline: float) -> list[UnitResult]:
         loop = asyncio.get_running_loop()
         leaders, followers = await self._claim(units)
         futures = {u.key: loop.create_future() for u in leaders}
@@ -160,7 +207,7 @@ class RedisDispatcher:
                 await self._admit()
                 self._unsent.put_many(owner, chunks)
                 self._kick()
-            results = await self._collect(units, futures, followers)
+            results = await self._collect(units, futures, followers, deadline)
         except asyncio.CancelledError:
             await self._withdraw([c.entry for c in chunks if c.entry is not None])
             raise
@@ -171,20 +218,31 @@ class RedisDispatcher:
                 fut.cancel()  # a no-op when resolved; otherwise frees this request's share of the window
             if leaders:
                 with contextlib.suppress(*REDIS_ERRORS):
-                    await self.client.delete(*(redis_keys.in_flight(u.key) for u in leaders))
+                    await self._release(self.replica, [u.key for u in leaders], only_if_dead=False)
         return results
 
     async def _claim(self, units: Sequence[Unit]) -> tuple[list[Unit], list[Unit]]:
-        """Split into units this replica sends and units another replica already sent."""
+        """Split into units this replica sends and units another replica already sent.
+        The lease is refreshed with the claims, so that no claim is ever made without it."""
+        # A backstop only: the lease is what ends the claims of a replica that died.
         ttl = max(1, int(self.result_timeout_s))
         with self._redis_needed():
             async with self.client.pipeline(transaction=False) as pipe:
+                presence.hold_lease(pipe, self.replica, self.lease_ttl_s)
                 for u in units:
                     pipe.set(redis_keys.in_flight(u.key), self.replica, nx=True, ex=ttl)
-                claimed = await pipe.execute()
+                claimed = (await pipe.execute())[1:]
         leaders = [u for u, ok in zip(units, claimed, strict=True) if ok]
         followers = [u for u, ok in zip(units, claimed, strict=True) if not ok]
         return leaders, followers
+
+    async def _release(self, replica: str, keys: list[str], *, only_if_dead: bool) -> None:
+        """Deletes the claims on `keys` that `replica` holds; with `only_if_dead`, only
+        once its lease is gone (checked in the same script, so that a replica that comes
+        back meanwhile keeps them)."""
+        claims = [redis_keys.in_flight(k) for k in keys]
+        flag = "1" if only_if_dead else "0"
+        await self._release_script(keys=[redis_keys.replica_lease(replica), *claims], args=[replica, flag])
 
     async def _withdraw(self, entries: list[str]) -> None:
         """The request was cancelled (its client left): entries no worker has read yet
@@ -298,47 +356,81 @@ class RedisDispatcher:
         units: Sequence[Unit],
         futures: dict[str, asyncio.Future[UnitResult]],
         followers: list[Unit],
+        deadline: float,
     ) -> list[UnitResult]:
-        deadline = time.monotonic() + self.result_timeout_s
-        got: dict[str, UnitResult] = {}
-        if futures:
-            done, _ = await asyncio.wait(futures.values(), timeout=self.result_timeout_s)
-            failures = [exc for fut in done if (exc := fut.exception()) is not None]
-            if failures:
-                raise failures[0]  # Redis went away: the request fails as a whole (503)
-            for key, fut in futures.items():
-                if fut in done:
-                    got[key] = fut.result()
-        if followers:
-            got.update(await self._follow(followers, deadline))
+        # Followers are watched meanwhile, so that a unit whose owner died is taken
+        # over at once, not after this request's own units are done.
+        following = asyncio.ensure_future(self._follow(followers, deadline)) if followers else None
+        try:
+            got = await self._led(futures, deadline)
+            if following is not None:
+                got.update(await following)
+        finally:
+            if following is not None:
+                following.cancel()  # a no-op once it is done
+                following.add_done_callback(_retrieved)
         missing = infrastructure_failure(f"no worker answered within {self.result_timeout_s:g}s")
         return [got.get(u.key, missing) for u in units]
 
+    async def _led(self, futures: dict[str, asyncio.Future[UnitResult]], deadline: float) -> dict[str, UnitResult]:
+        """The results of the units this replica sent, as they arrive within `deadline`."""
+        if not futures:
+            return {}
+        done, _ = await asyncio.wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
+        failures = [exc for fut in done if (exc := fut.exception()) is not None]
+        if failures:
+            raise failures[0]  # Redis went away: the request fails as a whole (503)
+        return {key: fut.result() for key, fut in futures.items() if fut in done}
+
     async def _follow(self, units: list[Unit], deadline: float) -> dict[str, UnitResult]:
-        """Wait for results another replica's workers will store; take over if it gave up."""
+        """Wait for results another replica's workers will store; take over the units
+        no live replica holds: their owner gave up, or died, or is stopped."""
         pending = {u.key: u for u in units}
         got: dict[str, UnitResult] = {}
         while pending and time.monotonic() < deadline:
-            keys = list(pending)
             with self._redis_needed():
-                async with self.client.pipeline(transaction=False) as pipe:
-                    for k in keys:
-                        pipe.get(redis_keys.result(k))
-                        pipe.exists(redis_keys.in_flight(k))
-                    replies = await pipe.execute()
-            orphans: list[Unit] = []
-            for i, k in enumerate(keys):
-                raw, held = replies[2 * i], replies[2 * i + 1]
-                if raw is not None:
-                    got[k] = UnitResult.from_dict(json.loads(raw))
-                    del pending[k]
-                elif not held:
-                    orphans.append(pending.pop(k))
+                stored, owners = await self._look(list(pending))
+                free = await self._free(owners)
+            for key, raw in stored.items():
+                got[key] = UnitResult.from_dict(json.loads(raw))
+                del pending[key]
+            orphans = [pending.pop(key) for key in free]
             if orphans:
-                got.update(zip((u.key for u in orphans), await self.run(orphans), strict=True))
+                got.update(zip((u.key for u in orphans), await self._run(orphans, deadline), strict=True))
             if pending:
                 await asyncio.sleep(FOLLOWER_POLL_S)
         return got
+
+    async def _look(self, keys: list[str]) -> tuple[dict[str, bytes | str], dict[str, str | None]]:
+        """The stored results among `keys`, and who claims each of the others (None: nobody)."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.get(redis_keys.result(key))
+                pipe.get(redis_keys.in_flight(key))
+            replies = await pipe.execute()
+        stored: dict[str, bytes | str] = {}
+        owners: dict[str, str | None] = {}
+        for i, key in enumerate(keys):
+            raw, owner = replies[2 * i], replies[2 * i + 1]
+            if raw is not None:
+                stored[key] = raw
+            else:
+                owners[key] = None if owner is None else as_text(owner)
+        return stored, owners
+
+    async def _free(self, owners: dict[str, str | None]) -> list[str]:
+        """The keys no live replica claims; the claims of replicas whose lease is gone
+        are released on the way, so that they can be claimed again."""
+        free = [key for key, owner in owners.items() if owner is None]
+        held: dict[str, list[str]] = {}
+        for key, owner in owners.items():
+            if owner is not None:
+                held.setdefault(owner, []).append(key)
+        for owner in await presence.dead_replicas(self.client, held):
+            log.warning("replica %s is gone: taking over %d of its units", owner, len(held[owner]))
+            await self._release(owner, held[owner], only_if_dead=True)
+            free.extend(held[owner])
+        return free
 
     # ---- health -----------------------------------------------------------------------
 
