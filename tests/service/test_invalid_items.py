@@ -118,3 +118,16 @@ def test_the_client_masks_validates_and_can_be_strict(live_server: str) -> None:
         with pytest.raises(RewardServiceError, match=r"items\[1\]\.params\.preset") as err:
             client.grade(items, strict=True)
         assert err.value.status == 422
+
+
+def test_a_ground_truth_model_that_raises_masks_its_item_not_the_request(http: httpx.Client) -> None:
+    items = [
+        {"response": "x", "verifier": "fragile", "ground_truth": "x"},
+        {"response": "x", "verifier": "fragile", "ground_truth": "boom"},
+    ]
+    body = grade(http, items)
+    assert [(r["reward"], r["mask"]) for r in body["results"]] == [(1.0, False), (0.0, True)]
+    assert "ground_truth: the verifier's model raised TypeError: a validator with a bug" in body["results"][1]["reason"]
+    r = http.post("/v1/validate", json={"items": items})
+    assert r.status_code == 200 and [e["index"] for e in r.json()["invalid"]] == [1]
+    assert http.post("/v1/grade", json={"items": items, "strict": True}).status_code == 422

@@ -212,15 +212,21 @@ class Planner:
 def _validate(
     loaded: LoadedVerifier, ref: _Ref, ground_truth: Any, params_json: str, gt_json: str
 ) -> _Checked | _Refused:
-    """The ref's params and the ground truth as JSON data once its verifier's models accept them."""
+    """The ref's params and the ground truth as JSON data once its verifier's models accept
+    them. A model that raises instead of refusing (a plugin's validator with a bug) refuses
+    the item, with the exception named: one row's data must not fail the request."""
     try:
         params = loaded.params_adapter.validate_python(ref.params)
     except ValidationError as exc:
         return _Refused("params", tuple(validation_messages("", exc)))
+    except Exception as exc:
+        return _Refused("params", (f": the verifier's model raised {type(exc).__name__}: {exc}"[:500],))
     try:
         valid_truth = loaded.ground_truth_adapter.validate_python(ground_truth)
     except ValidationError as exc:
         return _Refused("ground_truth", tuple(validation_messages("", exc)))
+    except Exception as exc:
+        return _Refused("ground_truth", (f": the verifier's model raised {type(exc).__name__}: {exc}"[:500],))
     return _Checked(
         prepared_key(ref.name, loaded.version, params_json, gt_json),
         loaded.params_adapter.dump_python(params, mode="json"),

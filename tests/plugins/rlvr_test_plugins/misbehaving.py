@@ -2,7 +2,9 @@
 
 import os
 import time
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from rlvr import GradeInput, NoParams, Outcome, Verdict
 
@@ -42,6 +44,23 @@ class Burner(_TestPlugin):
         while time.process_time() < until:
             pass
         return Outcome(1.0, Verdict.CORRECT, f"burned {item.response}s")
+
+
+def _fragile_truth(value: Any) -> str:
+    if value == "boom":
+        raise TypeError("a validator with a bug")  # pydantic lets TypeError through
+    return str(value)
+
+
+class Fragile(_TestPlugin):
+    """Its ground-truth model raises TypeError (not a validation error) on "boom"."""
+
+    name = "fragile"
+    description = "has a ground-truth validator that raises"
+    ground_truth_model = Annotated[str, BeforeValidator(_fragile_truth)]
+
+    def verify(self, item: GradeInput, params: NoParams, ground_truth: str) -> Outcome:
+        return Outcome(float(item.response == ground_truth), Verdict.CORRECT, "")
 
 
 class Crashy(_TestPlugin):
