@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from rlvr.verifiers.base import GradeInput
 from rlvr.verifiers.math import MathParams, MathVerifier
-from rlvr.verifiers.templates import assistant_text
+from rlvr.verifiers.templates import Turn, assistant_text, turns
 
 V = MathVerifier()
 P = MathParams()
@@ -102,6 +102,14 @@ def test_an_unknown_token_separates_and_never_ends_the_answer(tokens: list[str],
         ("<think>reason<|im_end|><|im_start|>user\nhi", "<think>reason\n"),
         ("[THINK]x[/THINK]ans", "<think>x</think>ans"),
         ("a <| b", "a <| b"),
+        # A close ends only its own family's thinking, whatever its case.
+        ("<think>a</thinking>b[/THINK]c</think>d", "<think>a\nb\nc</think>d"),
+        ("[THINK]a</think>b[/THINK]c", "<think>a\nb</think>c"),
+        ("[THINK]a</think>b[/think]c", "<think>a\nb\nc"),
+        ("<|channel|>analysis<|message|>a</think>b<|channel|>final<|message|>c", "<think>a\nb</think>c"),
+        ("<think>a<|channel|>final<|message|>b</think>c", "<think>a\nb</think>c"),
+        # Matched in ASCII only: a Kelvin sign is not a `k`.
+        ("<think>a</thin\u212a>b</think>c", "<think>a</thin\u212a>b</think>c"),
         ("no tokens", "no tokens"),
     ],
 )
@@ -110,7 +118,50 @@ def test_assistant_text(text: str, own: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["<|" * 200_000, "<|a" * 100_000, "<|" + "a" * 400_000, "<think>" * 100_000, "[/INST" * 50_000]
+    ("text", "own"),
+    [
+        ("plan</think>answer", "<think>plan</think>answer"),
+        ("<|im_start|>assistant\nplan</think>answer", "<think>\nplan</think>answer"),
+        ("<|assistant|>plan</think>answer", "<think>plan</think>answer"),
+        ("<|start_header_id|>assistant<|end_header_id|>\n\nplan</think>a", "\n<think>\n\nplan</think>a"),
+        ("<|im_start|>assistant\n</think>answer", "\n<think></think>answer"),
+        # The thinking is opened where the model's turn begins, not in a turn before it.
+        ("<|im_start|>user\nq</think><|im_end|><|im_start|>assistant\np</think>a", "<think>\np</think>a"),
+    ],
+)
+def test_primed_thinking_opens_where_the_models_turn_begins(text: str, own: str) -> None:
+    assert assistant_text(text, primed=True) == own
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        ("plain", [Turn(None, "plain", True)]),
+        ("a<|im_end|>\n", [Turn(None, "a", True)]),
+        ("a<|im_end|>b", [Turn(None, "a", True), Turn(None, "b", True)]),
+        ("<|im_start|>system\ns<|im_end|><|im_start|>assistant\na",
+         [Turn("system", "\ns", False), Turn("assistant", "\na", True)]),
+        ("[INST]q[/INST]a</s>", [Turn("user", "q", False), Turn("assistant", "a", True)]),
+        ("<|channel|>analysis<|message|>r<|end|><|start|>assistant<|channel|>final<|message|>a<|return|>",
+         [Turn("assistant", "<think>r\n</think>a", True)]),
+    ],
+)  # fmt: skip
+def test_turns_lists_every_turn_with_text(text: str, listed: list[Turn]) -> None:
+    assert list(turns(text)) == listed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|" * 200_000,
+        "<think>a<|end|>" + "<|start|>" * 100_000,
+        "<think>a<|end|>" + "<|start|>assistant" * 50_000,
+        "<s>a " * 100_000,
+        "<|a" * 100_000,
+        "<|" + "a" * 400_000,
+        "<think>" * 100_000,
+        "[/INST" * 50_000,
+    ],
 )
 def test_linear_on_hostile_text(text: str) -> None:
     assert len(assistant_text(text)) <= len(text)

@@ -21,7 +21,7 @@ SENTENCES = (
     "We bought apples, pears and plums.",
     "Mr. Jones met Ms. Lee at the U.S. embassy.",
     "The value is 3.14 and e.g. not 2.71.",
-    "She said \"hello.\" Then she left.",
+    'She said "hello." Then she left.',
     "Prices rose by 5% in Jan. and fell in Feb.",
     "It works... mostly.",
     "My answer is yes.",
@@ -66,7 +66,7 @@ MARKUP = (
     "P.P.S one more thing",
     "p. s. lower case",
     "PS: a note",
-    "\"Quoted words\"",
+    '"Quoted words"',
 )
 JSONS = ('```json\n{"a": 1, "b": [1, 2]}\n```', '{"a": [1, 2]}', "{bad json}", '```\n["x", "y"]\n```')
 SEPARATORS = (" ", " ", "\n", "\n\n", "\n\n", "\n***\n", "\n******\n", "\n\n\n")

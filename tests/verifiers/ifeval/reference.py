@@ -39,7 +39,7 @@ def reference_utils() -> Any:
     _write_punkt_tab(root)
     nltk.data.path.insert(0, str(root))
     langdetect.DetectorFactory.seed = 0
-    from lm_eval.tasks.ifeval import utils
+    from lm_eval.tasks.ifeval import utils  # type: ignore[import-untyped]
 
     return utils
 

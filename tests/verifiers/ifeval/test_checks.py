@@ -9,7 +9,7 @@ import pytest
 
 from rlvr.verifiers.base import GradeInput, Verdict
 from rlvr.verifiers.ifeval import IFEvalGroundTruth, IFEvalParams, IFEvalVerifier
-from rlvr.verifiers.ifeval.models import KWARGS_MODELS
+from rlvr.verifiers.ifeval.kwargs import IFEVAL_KWARGS_MODELS as KWARGS_MODELS
 from rlvr.verifiers.ifeval.verifier import MAX_RESPONSE_CHARS
 
 VERIFIER = IFEvalVerifier()
@@ -135,7 +135,7 @@ TWO = {
 )
 def test_reward_modes(reward: str, response: str, score: float, verdict: Verdict, passed: int) -> None:
     gt = IFEvalGroundTruth.model_validate(TWO)
-    out = VERIFIER.verify(GradeInput("", response), IFEvalParams(reward=reward), gt)  # type: ignore[arg-type]
+    out = VERIFIER.verify(GradeInput("", response), IFEvalParams(reward=reward), gt)
     assert (out.score, out.verdict) == pytest.approx((score, verdict))
     assert [d["id"] for d in out.details["instructions"]] == TWO["instruction_id_list"]
     assert out.details["passed"] == passed and out.mask is False

@@ -17,12 +17,12 @@ import re
 from collections import Counter
 from typing import Any
 
-import lm_eval  # noqa: F401  (the dev extra installs it; a missing one must fail)
+import lm_eval  # type: ignore[import-untyped]  # noqa: F401  (the dev extra installs it; a missing one must fail)
 import pytest
 
 from rlvr.verifiers.base import GradeInput
 from rlvr.verifiers.ifeval import IFEvalGroundTruth, IFEvalParams, IFEvalVerifier
-from rlvr.verifiers.ifeval.models import KWARGS_MODELS
+from rlvr.verifiers.ifeval.kwargs import IFEVAL_KWARGS_MODELS as KWARGS_MODELS
 from rlvr.verifiers.ifeval.text import detect_language
 from rlvr.verifiers.ifeval.verifier import loose_variants
 from tests.verifiers.ifeval.generate import cases

@@ -25,7 +25,7 @@ def test_listed_with_schemas_and_examples(http: httpx.Client) -> None:
     assert ifeval["available"] is True and ifeval["source"] == "builtin"
     assert ifeval["ground_truth_schema"]["examples"] and ifeval["params_schema"]["examples"]
     ids = ifeval["ground_truth_schema"]["properties"]["instruction_id_list"]["items"]["enum"]
-    assert len(ids) == 25
+    assert len(ids) == 50 and "punctuation:no_comma" in ids and "validate_lowercase" in ids
 
 
 def test_batch_graded(http: httpx.Client) -> None:
@@ -48,7 +48,8 @@ def test_batch_graded(http: httpx.Client) -> None:
 @pytest.mark.parametrize(
     ("ground_truth", "named"),
     [
-        ({"instruction_id_list": ["keywords:nonsense"], "kwargs": [{}]}, "instruction_id_list"),
+        ({"instruction_id_list": ["keywords:nonsense"], "kwargs": [{}]}, "instruction_id_list[0]"),
+        ({"instruction_id_list": ["count:word_count_range"], "kwargs": [{}]}, "one of IFBench's new constraints"),
         ({"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}, {}]}, "kwargs has 2 entries"),
         ({"instruction_id_list": ["length_constraints:number_words"], "kwargs": [{"num_words": 5}]},
          "kwargs[0].relation"),
@@ -56,15 +57,18 @@ def test_batch_graded(http: httpx.Client) -> None:
           "kwargs": [{"keyword": "x", "frequency": "2", "relation": "at least"}]}, "kwargs[0].frequency"),
     ],
 )  # fmt: skip
-def test_bad_ground_truth_is_a_client_error_naming_the_field(
+def test_bad_ground_truth_is_masked_naming_the_field(
     http: httpx.Client, ground_truth: dict[str, Any], named: str
 ) -> None:
-    resp = http.post("/v1/grade", json={"items": [_item("fine", ground_truth)]})
-    assert resp.status_code == 422, resp.text
-    assert named in resp.text
+    resp = http.post("/v1/grade", json={"items": [_item("fine", ground_truth), _item('"two words"', GT)]})
+    assert resp.status_code == 200, resp.text
+    bad, good = resp.json()["results"]
+    assert bad["verdict"] == "error" and bad["mask"] is True and named in bad["reason"], bad
+    assert good["verdict"] == "correct", good
 
 
-def test_bad_params_are_a_client_error(http: httpx.Client) -> None:
+def test_bad_params_are_masked_naming_the_field(http: httpx.Client) -> None:
     resp = http.post("/v1/grade", json={"items": [_item("fine", GT, reward="most")]})
-    assert resp.status_code == 422, resp.text
-    assert "reward" in resp.text
+    assert resp.status_code == 200, resp.text
+    result = resp.json()["results"][0]
+    assert result["verdict"] == "error" and result["mask"] is True and "reward" in result["reason"], result

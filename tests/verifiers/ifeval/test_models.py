@@ -9,7 +9,8 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from rlvr.verifiers.ifeval import IFEvalGroundTruth, IFEvalParams
-from rlvr.verifiers.ifeval.models import KWARGS_MODELS, FrequencyKwargs, NoKwargs
+from rlvr.verifiers.ifeval.kwargs import IFEVAL_KWARGS_MODELS as KWARGS_MODELS
+from rlvr.verifiers.ifeval.kwargs import FrequencyKwargs, NoKwargs
 
 ADAPTER: TypeAdapter[IFEvalGroundTruth] = TypeAdapter(IFEvalGroundTruth)
 
@@ -73,24 +74,32 @@ def test_null_kwargs_of_the_hugging_face_copy_are_ignored() -> None:
     [
         (_gt(["keywords:nonsense"], [{}]), "instruction_id_list.0"),
         (_gt(["punctuation:no_comma", "startend:quotation"], [{}]), "kwargs has 1 entries"),
-        (_gt(["length_constraints:number_words"], [{"num_words": 5}]), "kwargs[0].relation: Field required"),
-        (_gt(["length_constraints:number_words"], [{"num_word": 5, "relation": "at least"}]), "kwargs[0].num_word"),
-        (_gt(["length_constraints:number_words"], [{"num_words": "5", "relation": "at least"}]), "kwargs[0].num_words"),
-        (_gt(["length_constraints:number_words"], [{"num_words": 5, "relation": "at most"}]), "kwargs[0].relation"),
-        (_gt(["length_constraints:number_words"], [{"num_words": -1, "relation": "at least"}]), "kwargs[0].num_words"),
+        (_gt(["length_constraints:number_words"], [{"num_words": 5}]), "kwargs.0.relation"),
+        (_gt(["length_constraints:number_words"], [{"num_word": 5, "relation": "at least"}]), "kwargs.0.num_word"),
+        (_gt(["length_constraints:number_words"], [{"num_words": "5", "relation": "at least"}]), "kwargs.0.num_words"),
+        (_gt(["length_constraints:number_words"], [{"num_words": 5, "relation": "at most"}]), "kwargs.0.relation"),
+        (_gt(["length_constraints:number_words"], [{"num_words": -1, "relation": "at least"}]), "kwargs.0.num_words"),
         (_gt(["length_constraints:number_words"], [{"num_words": True, "relation": "less than"}]), "num_words"),
-        (_gt(["punctuation:no_comma"], [{"extra": 1}]), "kwargs[0].extra"),
-        (_gt(["keywords:existence"], [{"keywords": []}]), "kwargs[0].keywords"),
-        (_gt(["keywords:existence"], [{"keywords": ["  "]}]), "kwargs[0].keywords.0"),
+        (_gt(["punctuation:no_comma"], [{"extra": 1}]), "kwargs.0.extra"),
+        (_gt(["keywords:existence"], [{"keywords": []}]), "kwargs.0.keywords"),
+        (_gt(["keywords:existence"], [{"keywords": ["  "]}]), "kwargs.0.keywords.0"),
         (_gt(["keywords:letter_frequency"], [{"letter": "ab", "let_frequency": 2, "let_relation": "at least"}]),
-         "kwargs[0].letter"),
+         "kwargs.0.letter"),
         (_gt(["language:response_language"], [{"language": "klingon"}]), "unknown language 'klingon'"),
         (_gt(["length_constraints:nth_paragraph_first_word"],
              [{"num_paragraphs": 2, "nth_paragraph": 3, "first_word": "so"}]), "nth_paragraph is larger"),
-        (_gt(["combination:repeat_prompt"], [{}]), "kwargs[0].prompt_to_repeat: Field required"),
+        (_gt(["combination:repeat_prompt"], [{}]), "kwargs.0.prompt_to_repeat"),
         (_gt([], []), "instruction_id_list"),
         ({"instruction_id_list": ["punctuation:no_comma"]}, "kwargs"),
-        ({"func_name": "validate_lowercase"}, "func_name"),
+        ({"func_name": "validate_sentences"}, "unknown instruction id 'validate_sentences'"),
+        ({"func_name": "validate_word_constraint", "N": 5, "quantifier": "less than"}, "kwargs.0.quantifier"),
+        # An id that is not a string (unhashable ones included) is refused, never a TypeError.
+        ({"instruction_id_list": [["a"]], "kwargs": [{}]}, "instruction_id_list.0"),
+        ({"instruction_id": [{"a": 1}], "kwargs": [{}]}, "instruction_id_list.0"),
+        ([{"instruction_id": ["punctuation:no_comma", ["a"]], "kwargs": [None, None]}], "instruction_id_list.1"),
+        ("{'instruction_id': [{1, 2}], 'kwargs': [{}]}", "instruction_id_list.0"),
+        ({"instruction_id_list": [3], "kwargs": [{}]}, "instruction_id_list.0"),
+        ({"func_name": ["validate_lowercase"]}, "instruction_id_list.0"),
         ("{not json", "neither JSON nor a Python literal"),
         ("__import__('os')", "neither JSON nor a Python literal"),
         ("[" * 1000 + "]" * 1000, "neither JSON nor a Python literal"),
@@ -102,8 +111,8 @@ def test_bad_ground_truth_names_the_field(data: Any, named: str) -> None:
 
 def test_errors_of_several_instructions_are_all_reported() -> None:
     message = _error(_gt(["keywords:frequency", "startend:end_checker"], [{"keyword": "x"}, {}]))
-    assert "kwargs[0].frequency" in message and "kwargs[0].relation" in message
-    assert "kwargs[1].end_phrase" in message
+    assert "kwargs.0.frequency" in message and "kwargs.0.relation" in message
+    assert "kwargs.1.end_phrase" in message
 
 
 def test_params_reject_unknown_keys_and_values() -> None:

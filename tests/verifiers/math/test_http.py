@@ -44,8 +44,10 @@ def test_mixed_math_batch(live_server: str) -> None:
         assert "stage" in r["details"]
 
 
-def test_unknown_param_is_a_client_error(live_server: str) -> None:
+def test_unknown_param_masks_the_item_or_is_a_client_error_when_strict(live_server: str) -> None:
     item = {"prompt": "", "response": r"\boxed{1}", "verifier": "math", "ground_truth": "1", "params": {"nope": 1}}
     with httpx.Client(base_url=live_server, timeout=60) as client:
-        resp = client.post("/v1/grade", json={"items": [item]})
-    assert 400 <= resp.status_code < 500, resp.text
+        resp = client.post("/v1/grade", json={"items": [item], "strict": True})
+        assert 400 <= resp.status_code < 500, resp.text
+        result = client.post("/v1/grade", json={"items": [item]}).json()["results"][0]
+    assert (result["verdict"], result["mask"]) == ("error", True) and "params.nope" in result["reason"]

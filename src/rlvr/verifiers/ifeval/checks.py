@@ -11,6 +11,10 @@ that would be unsafe or hackable (each a tested, deliberate difference):
   policy that answers `1 2 3`.
 - JSON nested deeper than Python's parser recurses is not valid JSON here (the
   reference raises).
+- `letter` may be any one character and is counted literally: IFEval's own rows ask
+  for `#` and `!`. The reference's `LetterFrequencyChecker` replaces a `letter` that
+  is not one of a-z/A-Z (or is padded with whitespace) with a random ASCII letter, a
+  coin toss for the grade.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from rlvr.verifiers.ifeval import models as m
+from rlvr.verifiers.ifeval import kwargs as m
 from rlvr.verifiers.ifeval import text as t
+from rlvr.verifiers.ifeval import tulu
 
 CONSTRAINED_RESPONSES = ("My answer is yes.", "My answer is no.", "My answer is maybe.")
 TWO_RESPONSES_SEPARATOR = "******"
@@ -55,7 +60,7 @@ def forbidden_words(response: str, kw: m.ForbiddenKwargs) -> bool:
 
 
 def letter_frequency(response: str, kw: m.LetterKwargs) -> bool:
-    return _compare(response.lower().count(kw.letter.strip().lower()), kw.let_relation, kw.let_frequency)
+    return _compare(response.lower().count(kw.letter.lower()), kw.let_relation, kw.let_frequency)
 
 
 def response_language(response: str, kw: m.LanguageKwargs) -> bool:
@@ -186,7 +191,7 @@ def no_comma(response: str, kw: m.NoKwargs) -> bool:
     return "," not in response
 
 
-CHECKS: dict[str, Callable[[str, Any], bool]] = {
+IFEVAL_CHECKS: dict[str, Callable[[str, Any], bool]] = {
     "keywords:existence": keywords_existence,
     "keywords:frequency": keywords_frequency,
     "keywords:forbidden_words": forbidden_words,
@@ -213,3 +218,5 @@ CHECKS: dict[str, Callable[[str, Any], bool]] = {
     "change_case:english_lowercase": english_lowercase,
     "punctuation:no_comma": no_comma,
 }
+# IFEval's checks, then Tülu 3's functions (`func_name` ground truths).
+CHECKS: dict[str, Callable[[str, Any], bool]] = {**IFEVAL_CHECKS, **tulu.CHECKS}

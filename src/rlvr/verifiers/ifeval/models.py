@@ -4,9 +4,14 @@ The ground truth is IFEval's `{"instruction_id_list": [...], "kwargs": [{...}, .
 as an object or as the JSON string datasets store it in. open-instruct's RLVR rows
 (Tülu 3) are read too: there the object is wrapped in a one-element list, written as a
 Python literal, names the list `instruction_id`, and may give `None` for an
-instruction without kwargs. Each instruction's kwargs are checked against a model of
+instruction without kwargs; their IF-RLVR alias `letters:letter_counting2` is IFEval's
+letter check. Tülu 3's original rows (`allenai/RLVR-IFeval`) name one function of
+open-instruct's `if_functions.py` with its own arguments
+(`{"func_name": "verify_keyword_frequency", "word": "cat", "N": 3, ...}`), graded with
+that function's semantics (see `tulu`). IFBench's and IF-RLVR's other constraints are
+refused by name (see `ids`). Each instruction's kwargs are checked against a model of
 their own, so an unknown id, a missing or misspelt kwarg, or a wrong type is a 4xx that
-names `kwargs[i].field` before anything is graded. IFEval's own checker fills a missing
+names `kwargs.i.field` in its loc before anything is graded. IFEval's own checker fills a missing
 kwarg with a random value; a verifier must not, so every kwarg an instruction reads is
 required. `null` values are dropped first: the Hugging Face copy of IFEval lists every
 kwarg name of every instruction, unused ones as `null`.
@@ -18,175 +23,25 @@ import ast
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails
 
-from rlvr.verifiers.ifeval.text import LANGUAGE_CODES
+from rlvr.verifiers.ifeval import tulu
+from rlvr.verifiers.ifeval.ids import ALIASES, unsupported_reason
+from rlvr.verifiers.ifeval.kwargs import IFEVAL_KWARGS_MODELS, MAX_INSTRUCTIONS, InstructionKwargs
 
-MAX_INSTRUCTIONS = 32
-MAX_LIST_ITEMS = 64
-MAX_KWARG_CHARS = 10_000
-MAX_COUNT = 1_000_000
 MAX_GROUND_TRUTH_CHARS = 1_000_000
-
-Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT)]
-Phrase = Annotated[str, Field(min_length=1, max_length=MAX_KWARG_CHARS, pattern=r"\S")]
-Phrases = Annotated[list[Phrase], Field(min_length=1, max_length=MAX_LIST_ITEMS)]
-Relation = Literal["less than", "at least"]
-
-
-class InstructionKwargs(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class NoKwargs(InstructionKwargs):
-    pass
-
-
-class KeywordsKwargs(InstructionKwargs):
-    keywords: Phrases
-
-
-class FrequencyKwargs(InstructionKwargs):
-    keyword: Phrase
-    frequency: Count
-    relation: Relation
-
-
-class ForbiddenKwargs(InstructionKwargs):
-    forbidden_words: Phrases
-
-
-class LetterKwargs(InstructionKwargs):
-    letter: Annotated[str, Field(pattern=r"^\s*[A-Za-z]\s*$", description="One ASCII letter.")]
-    let_frequency: Count
-    let_relation: Relation
-
-
-class LanguageKwargs(InstructionKwargs):
-    language: Annotated[str, Field(description="A langdetect language code, e.g. `en`, `fr`, `zh-cn`.")]
-
-    @model_validator(mode="after")
-    def _known(self) -> LanguageKwargs:
-        if self.language not in LANGUAGE_CODES:
-            raise ValueError(f"unknown language {self.language!r}; known: {', '.join(sorted(LANGUAGE_CODES))}")
-        return self
-
-
-class SentencesKwargs(InstructionKwargs):
-    num_sentences: Count
-    relation: Relation
-
-
-class ParagraphsKwargs(InstructionKwargs):
-    num_paragraphs: Count
-
-
-class WordsKwargs(InstructionKwargs):
-    num_words: Count
-    relation: Relation
-
-
-class FirstWordKwargs(InstructionKwargs):
-    num_paragraphs: Count
-    nth_paragraph: Annotated[StrictInt, Field(ge=1, le=MAX_COUNT)]
-    first_word: Phrase
-
-    @model_validator(mode="after")
-    def _in_range(self) -> FirstWordKwargs:
-        if self.nth_paragraph > self.num_paragraphs:
-            raise ValueError("nth_paragraph is larger than num_paragraphs")
-        return self
-
-
-class PlaceholdersKwargs(InstructionKwargs):
-    num_placeholders: Count
-
-
-class PostscriptKwargs(InstructionKwargs):
-    postscript_marker: Phrase
-
-
-class BulletsKwargs(InstructionKwargs):
-    num_bullets: Count
-
-
-class HighlightsKwargs(InstructionKwargs):
-    num_highlights: Count
-
-
-class SectionsKwargs(InstructionKwargs):
-    section_spliter: Phrase
-    num_sections: Count
-
-
-class RepeatPromptKwargs(InstructionKwargs):
-    prompt_to_repeat: Phrase
-
-
-class EndKwargs(InstructionKwargs):
-    end_phrase: Phrase
-
-
-class CapitalWordsKwargs(InstructionKwargs):
-    capital_frequency: Count
-    capital_relation: Relation
-
-
-# IFEval's 25 instruction types and the kwargs each reads.
-KWARGS_MODELS: dict[str, type[InstructionKwargs]] = {
-    "keywords:existence": KeywordsKwargs,
-    "keywords:frequency": FrequencyKwargs,
-    "keywords:forbidden_words": ForbiddenKwargs,
-    "keywords:letter_frequency": LetterKwargs,
-    "language:response_language": LanguageKwargs,
-    "length_constraints:number_sentences": SentencesKwargs,
-    "length_constraints:number_paragraphs": ParagraphsKwargs,
-    "length_constraints:number_words": WordsKwargs,
-    "length_constraints:nth_paragraph_first_word": FirstWordKwargs,
-    "detectable_content:number_placeholders": PlaceholdersKwargs,
-    "detectable_content:postscript": PostscriptKwargs,
-    "detectable_format:number_bullet_lists": BulletsKwargs,
-    "detectable_format:constrained_response": NoKwargs,
-    "detectable_format:number_highlighted_sections": HighlightsKwargs,
-    "detectable_format:multiple_sections": SectionsKwargs,
-    "detectable_format:json_format": NoKwargs,
-    "detectable_format:title": NoKwargs,
-    "combination:two_responses": NoKwargs,
-    "combination:repeat_prompt": RepeatPromptKwargs,
-    "startend:end_checker": EndKwargs,
-    "startend:quotation": NoKwargs,
-    "change_case:capital_word_frequency": CapitalWordsKwargs,
-    "change_case:english_capital": NoKwargs,
-    "change_case:english_lowercase": NoKwargs,
-    "punctuation:no_comma": NoKwargs,
-}
-InstructionId = Literal[
-    "keywords:existence",
-    "keywords:frequency",
-    "keywords:forbidden_words",
-    "keywords:letter_frequency",
-    "language:response_language",
-    "length_constraints:number_sentences",
-    "length_constraints:number_paragraphs",
-    "length_constraints:number_words",
-    "length_constraints:nth_paragraph_first_word",
-    "detectable_content:number_placeholders",
-    "detectable_content:postscript",
-    "detectable_format:number_bullet_lists",
-    "detectable_format:constrained_response",
-    "detectable_format:number_highlighted_sections",
-    "detectable_format:multiple_sections",
-    "detectable_format:json_format",
-    "detectable_format:title",
-    "combination:two_responses",
-    "combination:repeat_prompt",
-    "startend:end_checker",
-    "startend:quotation",
-    "change_case:capital_word_frequency",
-    "change_case:english_capital",
-    "change_case:english_lowercase",
-    "punctuation:no_comma",
-]
+# IFEval's 25 instruction types, then Tülu 3's 25 functions, each with the model of its kwargs.
+KWARGS_MODELS: dict[str, type[InstructionKwargs]] = {**IFEVAL_KWARGS_MODELS, **tulu.KWARGS_MODELS}
 
 
 class IFEvalParams(BaseModel):
@@ -203,7 +58,23 @@ class IFEvalParams(BaseModel):
         description="IFEval's strict check, or its loose one: an instruction also holds if it holds once the "
         "response's first and/or last line or its `*` characters are removed.",
     )
+    grade_thinking: bool = Field(
+        False,
+        description="Grade the whole response, thinking included. By default only the answer after a reasoning "
+        "model's thinking (`<think>…</think>` and the other templates' markers) is graded, as open-instruct does; "
+        "a thinking block that never closes, with nothing before it, holds no answer.",
+    )
 
+
+def _known_id(instruction_id: str) -> str:
+    if instruction_id not in KWARGS_MODELS:
+        raise ValueError(unsupported_reason(instruction_id))
+    return instruction_id
+
+
+InstructionId = Annotated[
+    str, AfterValidator(_known_id), WithJsonSchema({"type": "string", "enum": list(KWARGS_MODELS)})
+]
 
 _EXAMPLE: dict[str, Any] = {
     "instruction_id_list": ["punctuation:no_comma", "length_constraints:number_words"],
@@ -229,12 +100,21 @@ def _parse_string(data: Any) -> Any:
         raise ValueError(f"ground truth is a string but neither JSON nor a Python literal: {exc}") from exc
 
 
-def _error_lines(index: int, exc: ValidationError) -> list[str]:
-    lines = []
+def _located(index: int, exc: ValidationError) -> list[InitErrorDetails]:
+    """An instruction's kwargs errors, located under `kwargs[index]`."""
+    located = []
     for err in exc.errors():
-        where = ".".join(str(part) for part in err["loc"])
-        lines.append(f"kwargs[{index}]{'.' + where if where else ''}: {err['msg']}")
-    return lines
+        detail = InitErrorDetails(type=err["type"], loc=("kwargs", index, *err["loc"]), input=err["input"])
+        if "ctx" in err:
+            detail["ctx"] = err["ctx"]
+        located.append(detail)
+    return located
+
+
+def _alias(instruction_id: Any) -> Any:
+    """The id an alias stands for; anything but a string is left for the field's own
+    validation to refuse (a list is unhashable: looking it up would raise a TypeError)."""
+    return ALIASES.get(instruction_id, instruction_id) if isinstance(instruction_id, str) else instruction_id
 
 
 class IFEvalGroundTruth(BaseModel):
@@ -244,7 +124,12 @@ class IFEvalGroundTruth(BaseModel):
         extra="forbid", frozen=True, json_schema_extra={"examples": [_EXAMPLE, json.dumps(_EXAMPLE)]}
     )
 
-    instruction_id_list: list[InstructionId] = Field(min_length=1, max_length=MAX_INSTRUCTIONS)
+    instruction_id_list: list[InstructionId] = Field(
+        min_length=1,
+        max_length=MAX_INSTRUCTIONS,
+        description="IFEval's instruction ids (`punctuation:no_comma`), or the name of one of Tülu 3's functions "
+        "(`validate_lowercase`).",
+    )
     kwargs: list[dict[str, Any]] = Field(
         max_length=MAX_INSTRUCTIONS, description="One object per instruction; `null` values are ignored."
     )
@@ -257,9 +142,16 @@ class IFEvalGroundTruth(BaseModel):
         data = _parse_string(data)
         if isinstance(data, list) and len(data) == 1:  # open-instruct: `[{...}]`
             data = _parse_string(data[0])
-        if isinstance(data, dict) and "instruction_id" in data and "instruction_id_list" not in data:
+        if not isinstance(data, dict):
+            return data
+        if "func_name" in data:  # Tülu 3's RLVR-IFeval: one function and its arguments
+            kwargs = {k: v for k, v in data.items() if k != "func_name"}
+            return {"instruction_id_list": [data["func_name"]], "kwargs": [kwargs]}
+        if "instruction_id" in data and "instruction_id_list" not in data:
             data = {("instruction_id_list" if k == "instruction_id" else k): v for k, v in data.items()}
-        if isinstance(data, dict) and isinstance(data.get("kwargs"), list):
+        if isinstance(data.get("instruction_id_list"), list):
+            data = {**data, "instruction_id_list": [_alias(i) for i in data["instruction_id_list"]]}
+        if isinstance(data.get("kwargs"), list):
             data = {**data, "kwargs": [{} if kw is None else kw for kw in data["kwargs"]]}
         return data
 
@@ -269,14 +161,16 @@ class IFEvalGroundTruth(BaseModel):
             raise ValueError(
                 f"kwargs has {len(self.kwargs)} entries but instruction_id_list has {len(self.instruction_id_list)}"
             )
-        checked, errors = [], []
+        checked: list[InstructionKwargs] = []
+        errors: list[InitErrorDetails] = []
         for index, (iid, raw) in enumerate(zip(self.instruction_id_list, self.kwargs, strict=True)):
             try:
                 checked.append(KWARGS_MODELS[iid].model_validate({k: v for k, v in raw.items() if v is not None}))
             except ValidationError as exc:
-                errors += _error_lines(index, exc)
+                errors += _located(index, exc)
         if errors:
-            raise ValueError("; ".join(errors))
+            # Raised as a ValidationError so that each error's loc names its field: `kwargs.2.letter`.
+            raise ValidationError.from_exception_data(type(self).__name__, errors)
         self._checked = tuple(checked)
         return self
 

@@ -89,9 +89,16 @@ def capital_words(text: str) -> int:
 
 def detect_language(text: str) -> str | None:
     """langdetect's language code, or None when the text has nothing to detect from."""
+    return _detect_prefix(text[:LANGDETECT_PREFIX_CHARS])
+
+
+# Loose mode asks for the language of eight variants of one response, once per
+# language instruction: a row may hold dozens, and each detection costs up to ~0.1 s.
+@functools.lru_cache(maxsize=32)
+def _detect_prefix(text: str) -> str | None:
     detector = _language_factory().create()
     detector.set_max_text_length(LANGDETECT_MAX_CHARS)
-    detector.append(text[:LANGDETECT_PREFIX_CHARS])
+    detector.append(text)
     try:
         return str(detector.detect())
     except langdetect.LangDetectException:

@@ -8,11 +8,16 @@ semantics. `params.mode`:
 - `loose`: IFEval's upper bound: an instruction also holds if it holds on the response
   without its first line, its last line, both, or its `*` characters.
 
+A reasoning model's thinking is not graded: only the answer after it, as open-instruct
+grades (see `thinking`); `params.grade_thinking` grades the whole response.
+
 An empty (all-whitespace) response follows no instruction, as in IFEval. Neither does
-one longer than `MAX_RESPONSE_CHARS`, several times the longest response IFEval asks
-for (1,200 words): every check is linear, but Punkt and Treebank tokenisation cost
-about a second per 50,000 hostile characters, loose mode grades eight variants, and
-what a policy sends must not decide how long grading takes.
+one whose graded answer is longer than `MAX_RESPONSE_CHARS`, several times the longest
+response IFEval asks for (1,200 words): every check is linear, but Punkt and Treebank
+tokenisation cost about a second per 50,000 hostile characters, loose mode grades
+eight variants, and what a policy sends must not decide how long grading takes. The
+cap is on the answer, not on the thinking before it, which is only split off; the
+whole response has its own, larger cap, `MAX_RAW_RESPONSE_CHARS`.
 
     >>> from rlvr import GradeInput
     >>> from rlvr.verifiers.ifeval import IFEvalGroundTruth, IFEvalParams, IFEvalVerifier
@@ -31,10 +36,14 @@ from __future__ import annotations
 
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.ifeval.checks import CHECKS
-from rlvr.verifiers.ifeval.models import IFEvalGroundTruth, IFEvalParams, InstructionKwargs
+from rlvr.verifiers.ifeval.kwargs import InstructionKwargs
+from rlvr.verifiers.ifeval.models import IFEvalGroundTruth, IFEvalParams
+from rlvr.verifiers.ifeval.thinking import answer_text
 
 DEADLINE_S = 10.0
 MAX_RESPONSE_CHARS = 50_000
+# Long thinking is normal; splitting it off is linear and costs well under a second here.
+MAX_RAW_RESPONSE_CHARS = 1_000_000
 
 
 def loose_variants(response: str) -> list[str]:
@@ -77,7 +86,7 @@ def _none_followed(gt: IFEvalGroundTruth, params: IFEvalParams, verdict: Verdict
 
 class IFEvalVerifier:
     name = "ifeval"
-    version = "1.0.0"
+    version = "1.1.0"
     description = (
         "IFEval's 25 verifiable instruction types (as in Tülu 3's RLVR): reward 1 if all hold, or the share "
         "that hold; strict or loose."
@@ -89,9 +98,15 @@ class IFEvalVerifier:
     def verify(self, item: GradeInput, params: IFEvalParams, ground_truth: IFEvalGroundTruth) -> Outcome:
         if not item.response.strip():
             return _none_followed(ground_truth, params, Verdict.NO_ANSWER, "empty response")
-        if len(item.response) > MAX_RESPONSE_CHARS:
-            reason = f"response longer than {MAX_RESPONSE_CHARS} characters"
+        if len(item.response) > MAX_RAW_RESPONSE_CHARS:
+            reason = f"response longer than {MAX_RAW_RESPONSE_CHARS} characters"
             return _none_followed(ground_truth, params, Verdict.INCORRECT, reason)
-        variants = [item.response] if params.mode == "strict" else loose_variants(item.response)
+        response = item.response if params.grade_thinking else answer_text(item.response)
+        if not response.strip():
+            return _none_followed(ground_truth, params, Verdict.NO_ANSWER, "no answer after the thinking")
+        if len(response) > MAX_RESPONSE_CHARS:
+            reason = f"graded text longer than {MAX_RESPONSE_CHARS} characters"
+            return _none_followed(ground_truth, params, Verdict.INCORRECT, reason)
+        variants = [response] if params.mode == "strict" else loose_variants(response)
         results = [(iid, _holds(iid, kwargs, variants)) for iid, kwargs in ground_truth.instructions]
         return _outcome(results, params)
