@@ -56,7 +56,14 @@ THREAD_CAPS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THR
 # filesystem holds (home directories and the rest of the host's are hidden from jobs).
 TOOL_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Toolchains by the name each is found under, and the arguments that print its version.
-VERSION_ARGS = {"g++": ("-dumpfullversion",), "node": ("--version",), "rustc": ("--version",)}
+VERSION_ARGS = {
+    "g++": ("-dumpfullversion",),
+    "node": ("--version",),
+    "rustc": ("--version",),
+    # The proof verifier's checker and its independent kernel re-check.
+    "coqc": ("--version",),
+    "coqchk": ("--version",),
+}
 
 
 def default_python_path() -> tuple[str, ...]:

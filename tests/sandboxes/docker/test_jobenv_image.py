@@ -40,7 +40,8 @@ def test_the_image_runs_host_modes_versions(docker_config: DockerConfig) -> None
     # Python by its minor version (job frames are `marshal` data, the same within one).
     python = [".".join(v.split(".")[:2]) for v in versions.pop("python")]
     assert python[0] == python[1], versions
-    # rustc only where the image was built with it (TOOLCHAINS).
-    if versions["rustc"][0] is None:
-        versions.pop("rustc")
+    # rustc and coq only where the image was built with them (TOOLCHAINS).
+    for optional in ("rustc", "coqc", "coqchk"):
+        if versions[optional][0] is None:
+            versions.pop(optional)
     assert all(image_version == host_version for image_version, host_version in versions.values()), versions

@@ -1,5 +1,5 @@
-"""`proof` through a real `rlvr serve`: listed with its schemas, a batch graded, bad
-ground truth a 422 naming the item and the field."""
+"""`proof` through a real `rlvr serve`: listed with its schemas and Coq's version, a
+batch graded, bad ground truth masked naming the field (a 422 under `strict`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ def test_listed_with_schemas_and_examples(http: httpx.Client) -> None:
     listed = {v["name"]: v for v in http.get("/v1/verifiers").json()["verifiers"]}
     proof = listed["proof"]
     assert proof["source"] == "builtin" and proof["availability"]["languages"] == {"coq": True}
+    assert proof["availability"]["coq_version"].startswith("The Coq Proof Assistant, version 8.")
     assert proof["ground_truth_schema"]["examples"][0]["name"] == "add_comm"
     assert proof["params_schema"]["properties"]["language"]["const"] == "coq"
     assert proof["params_schema"]["examples"] == [{"language": "coq", "timeout_s": 20.0}]
@@ -39,14 +40,19 @@ def test_batch_over_http(http: httpx.Client) -> None:
     ]
 
 
-def test_bad_ground_truth_is_422_naming_the_field(http: httpx.Client) -> None:
+def test_bad_ground_truth_is_masked_naming_the_field(http: httpx.Client) -> None:
     bad = {**ADD_COMM, "statement": "Theorem other : True."}
     items = [
-        {"response": "Proof. auto. Qed.", "verifier": "proof", "ground_truth": ADD_COMM},
+        {"response": "Proof. intros. apply Nat.add_comm. Qed.", "verifier": "proof", "ground_truth": ADD_COMM},
         {"response": "Proof. auto. Qed.", "verifier": "proof", "ground_truth": bad},
     ]
     r = http.post("/v1/grade", json={"items": items})
+    assert r.status_code == 200, r.text
+    good, masked = r.json()["results"]
+    assert (good["reward"], masked["verdict"], masked["mask"]) == (1.0, "error", True)
+    assert "statement" in masked["reason"]
+    r = http.post("/v1/grade", json={"items": items, "strict": True})
     assert r.status_code == 422
     assert "items[1].ground_truth" in r.text and "statement" in r.text
-    r = http.post("/v1/grade", json={"items": [{**items[0], "params": {"language": "lean"}}]})
+    r = http.post("/v1/grade", json={"items": [{**items[0], "params": {"language": "lean"}}], "strict": True})
     assert r.status_code == 422 and "language" in r.text

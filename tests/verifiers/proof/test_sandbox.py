@@ -89,5 +89,7 @@ def test_report_is_read() -> None:
     assert run.stopped is None and run.steps == [steps.StepResult("a", "ok", "fine")]
 
 
-def test_availability_reports_coq() -> None:
-    assert ProofVerifier().availability()["languages"] == {"coq": True}
+def test_availability_reports_coq_and_its_version() -> None:
+    availability = ProofVerifier().availability()
+    assert availability["languages"] == {"coq": True}
+    assert availability["coq_version"].startswith("The Coq Proof Assistant, version 8.")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes import Limits, RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.jobenv import TOOL_PATH
 from rlvr.sandboxes.jobs import StdioJob
 from rlvr.verifiers.base import Outcome, Verdict
@@ -107,21 +107,26 @@ class ToolSandbox:
         wall = budget + JOB_OVERHEAD_S
         stdin = json.dumps({"env": ENV, "steps": [s.as_job() for s in steps]})
         job = StdioJob(DRIVER_SOURCE, [stdin], timeout_s=wall, max_output=MAX_REPORT_BYTES)
-        # Files and outputs: the steps' own caps, plus room for the driver's report.
-        fsize = max(s.fsize_mb for s in steps) + 1
-        limits = self.runner.config.limits(
-            wall_s=wall + 1.0,
-            cpu_s=max(2, math.ceil(wall)),
-            memory_mb=self.memory_mb,
-            fsize_mb=fsize,
-            tmp_mb=max(64, 3 * fsize),
-            max_output_bytes=2 * MAX_REPORT_BYTES,
-        )
+        limits = driver_limits(self.runner, steps, wall, self.memory_mb, MAX_REPORT_BYTES)
         try:
             result = self.runner.run(RunSpec(job, limits))
         except SandboxUnavailable as exc:
             return ToolRun(stopped=Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True))
         return read_report(result)
+
+
+def driver_limits(runner: ProgramRunner, steps: list[Step], wall: float, memory_mb: int, report_bytes: int) -> Limits:
+    """The limits of a job that runs `steps` under a driver: the steps' own file caps
+    and time, plus room for the driver's report of `report_bytes`."""
+    fsize = max(s.fsize_mb for s in steps) + 1
+    return runner.config.limits(
+        wall_s=wall + 1.0,
+        cpu_s=max(2, math.ceil(wall)),
+        memory_mb=memory_mb,
+        fsize_mb=fsize,
+        tmp_mb=max(64, 3 * fsize),
+        max_output_bytes=2 * report_bytes,
+    )
 
 
 def read_report(result: RunResult) -> ToolRun:

@@ -23,6 +23,8 @@ DEFAULT_MEMORY_MB = 2048
 IDENT = r"[A-Za-z_][A-Za-z0-9_']{0,99}"
 LIBRARY = rf"{IDENT}(\.{IDENT}){{0,9}}"
 Library = Annotated[str, Field(pattern=rf"^{LIBRARY}$")]
+# Libraries a ground truth may not load for the response (see `vernacular.FORBIDDEN`).
+REFUSED_LIBRARIES = frozenset({"Ltac2"})
 THEOREM_KEYWORDS = ("Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Property", "Example")
 # Coq's keywords, and the names the check files use themselves (see `coq`).
 RESERVED = frozenset(
@@ -41,6 +43,12 @@ class ProofParams(BaseModel):
     )
     memory_mb: int = Field(
         DEFAULT_MEMORY_MB, ge=512, le=4096, description="Memory (address space) limit of the checker, MiB."
+    )
+    allow_recursion: bool = Field(
+        False,
+        description="Let the response define its own recursion (Fixpoint, CoFixpoint, fix, cofix, Function). "
+        "Off by default: Coq 8.16.1's guard checker, and coqchk's, accept some non-terminating fixpoints "
+        "that prove False (coq/coq#20455).",
     )
 
 
@@ -90,6 +98,9 @@ class ProofGroundTruth(BaseModel):
     def _well_formed(self) -> ProofGroundTruth:
         if self.name in RESERVED:
             raise ValueError(f"name: {self.name!r} is reserved")
+        refused = [m for m in self.imports if REFUSED_LIBRARIES & set(m.split("."))]
+        if refused:
+            raise ValueError(f"imports: {refused[0]!r} would load Ltac2 for the response, which it may not use")
         problem = statement_problem(self.statement, self.name)
         if problem:
             raise ValueError(f"statement: {problem}")

@@ -31,16 +31,53 @@ FORBIDDEN: tuple[tuple[str, ...], ...] = (
     ("Add", "ML"),
     ("Add", "LoadPath"),
     ("Add", "Rec"),
+    ("Remove", "LoadPath"),
     ("Load",),
     ("Redirect",),
     ("Drop",),
+    ("Quit",),
     ("Cd",),
+    ("Pwd",),
+    # Every command that writes, reads or locates a file (Coq 8.16's command index):
+    # `Extraction` covers Separate, Recursive and Library extraction, TestCompile and
+    # the Extraction options (Output Directory, File Comment).
     ("Extraction",),
+    ("Print", "Universes"),
+    ("Print", "Sorted", "Universes"),
+    ("Locate", "File"),
+    ("Locate", "Library"),
+    ("Extra", "Dependency"),
+    ("Print", "LoadPath"),
+    ("Print", "ML"),
+    ("NativeCompute",),
     ("Primitive",),
     ("Register",),
+    # Tactics that put a term in the proof without type-checking it (the Coq 8.16
+    # VM soundness bug coq/coq#16957 needs one), and Ltac2's binding of any OCaml
+    # function of a loaded plugin as a tactic. Ltac2 writes `Ltac2 @ external`.
+    ("exact_no_check",),
+    ("vm_cast_no_check",),
+    ("native_cast_no_check",),
+    ("change_no_check",),
+    ("convert_concl_no_check",),
+    # Ltac2, wholly: its `@ external` binds any OCaml function of a loaded plugin as a
+    # tactic, and its `Constr.Unsafe` builds a fixpoint with none of the words below
+    # (the guard-checker bug coq/coq#20455 then proves False). No standard-library
+    # module loads it, so a proof that does names it.
+    ("Ltac2",),
 )
+# A sentence setting an option whose name begins with a forbidden word, taken out before
+# the words are read: `Set Primitive Projections.` is a typing option, not the
+# `Primitive` command (which `Primitive Projections := ...` is).
+_OPTION_SENTENCE = re.compile(
+    r"(?:^|(?<=\.\s))\s*(?:#\[[^\]]*\]\s*)?(?:(?:Local|Global|Export)\s+)?(?:Set|Unset)\s+Primitive\s+Projections\s*\.(?=\s|$)"
+)
+# Recursion a response writes itself. Coq 8.16.1's guard checker, and coqchk's with it,
+# accepts some fixpoints that do not terminate, which prove False with no axiom
+# (coq/coq#20455, #20413; fixed in Coq 9.0.1): refused unless the request allows it.
+# Inductions go through the standard library's trusted recursors and are unaffected.
+RECURSION: tuple[tuple[str, ...], ...] = (("Fixpoint",), ("CoFixpoint",), ("fix",), ("cofix",), ("Function",))
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
-_FIRST = {words[0] for words in FORBIDDEN}
 
 
 def _scan(text: str) -> tuple[str, bool]:
@@ -90,17 +127,24 @@ def unclosed(text: str) -> bool:
     return _scan(text)[1]
 
 
-def forbidden(text: str) -> str:
-    """The first forbidden command in `text` (outside comments and strings), as
-    written; '' if none."""
-    words = _WORD.findall(strip(text))
+def forbidden(text: str, also: tuple[tuple[str, ...], ...] = ()) -> str:
+    """The first forbidden command in `text` (outside comments and strings), or of
+    `also`, as written; '' if none."""
+    sequences = FORBIDDEN + also
+    first = {words[0] for words in sequences}
+    words = _WORD.findall(_OPTION_SENTENCE.sub(" ", strip(text)))
     for index, word in enumerate(words):
-        if word not in _FIRST:
+        if word not in first:
             continue
-        for sequence in FORBIDDEN:
+        for sequence in sequences:
             if tuple(words[index : index + len(sequence)]) == sequence:
                 return " ".join(sequence)
     return ""
+
+
+def words(text: str) -> set[str]:
+    """The words of `text`'s code, comments and strings out."""
+    return set(_WORD.findall(strip(text)))
 
 
 def sentence_ends(code: str) -> bool:
