@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rlvr.errors import RLVRError
 from rlvr.service.asgi import BodyLimit, StrictJSONResponse, error_response
 from rlvr.service.backends import Backends, build_backends
-from rlvr.service.bodies import parse_body, parse_off_loop
+from rlvr.service.bodies import BodyLimits, BodyParser, parse_off_loop
 from rlvr.service.contract import ground_truth_conditions
 from rlvr.service.drain import Drain
 from rlvr.service.errors import BackendUnavailable, ClientGone, Overloaded, ShuttingDown, http_status
@@ -60,6 +60,7 @@ class _Service:
     metrics: Metrics
     drain: Drain
     run_code: RunCodePool
+    bodies: BodyParser
     backends: Backends | None = None
     running_grader: Grader | None = None
 
@@ -75,7 +76,15 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     settings = settings or Settings()
     registry = registry or Registry(builtin_config(settings))
     run_code = RunCodePool(registry.config.sandbox, settings.workers)
-    service = _Service(settings, registry, Metrics(), Drain(settings.drain_grace_s), run_code)
+    bodies = BodyParser(
+        BodyLimits(
+            max_items=settings.max_items,
+            max_verifier_refs=settings.max_verifier_refs,
+            max_parse_expansion=settings.max_parse_expansion,
+            parse_floor_bytes=settings.parse_floor_mb * 1024 * 1024,
+        )
+    )
+    service = _Service(settings, registry, Metrics(), Drain(settings.drain_grace_s), run_code, bodies)
     app = FastAPI(
         title="rlvr",
         version=__version__,
@@ -85,8 +94,8 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes, timeout_s=settings.body_timeout_s)
     _add_error_handlers(app)
     _add_grade_route(app, service)
-    add_trainer_routes(app, lambda request, build: _serve(service, request, build), settings.default_verifier)
-    add_run_code_routes(app, service.run_code, service.drain)
+    add_trainer_routes(app, lambda request, build: _serve(service, request, build), settings.default_verifier, bodies)
+    add_run_code_routes(app, service.run_code, service.drain, bodies)
     _add_info_routes(app, service)
     _document_grade_request(app, service.registry.config)
     # The server runner (service.serve) starts the drain on SIGTERM.
@@ -155,7 +164,7 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
         },
     )
     async def grade(request: Request) -> Response:
-        answer = await _serve(service, request, parse_grade_request)
+        answer = await _serve(service, request, service.bodies.parse_grade)
         return Response(answer.to_json_bytes(), media_type="application/json")
 
     @app.post(
@@ -173,7 +182,7 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
         },
     )
     async def validate(request: Request) -> Response:
-        body = await parse_off_loop(parse_grade_request, await request.body())
+        body = await parse_off_loop(service.bodies.parse_grade, await request.body())
         answer = await service.grader().validate(body)
         return Response(answer.model_dump_json().encode(), media_type="application/json")
 
@@ -218,11 +227,6 @@ async def _disconnected(request: Request) -> None:
     # The body has been read, so the next message can only be the disconnect.
     while (await request.receive())["type"] != "http.disconnect":
         pass
-
-
-def parse_grade_request(body: bytes) -> GradeRequest:
-    """The request in `body`; BadRequest naming the item and field, or the duplicated key."""
-    return parse_body(GradeRequest, body)
 
 
 def _add_info_routes(app: FastAPI, service: _Service) -> None:

@@ -1,5 +1,7 @@
 """Request bodies parsed by the service itself rather than by FastAPI, so that every
-failure names the item and field (`BadRequest`, a 422) and a duplicated key is refused."""
+failure names the item and field (`BadRequest`, a 422), a duplicated key is refused,
+and no body becomes Python objects before what they would cost is known to be within
+the limits (`BodyParser`, with `body_cost`)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,15 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
-from rlvr.service.errors import BadRequest
+from rlvr.service.body_cost import ShapeError, cost_within, grade_shape, outline, upper_cost
+from rlvr.service.errors import BadRequest, PayloadTooLarge
+from rlvr.service.models import GradeRequest
 from rlvr.service.planning import MAX_ERRORS_LISTED, format_loc
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -19,21 +25,131 @@ Parsed = TypeVar("Parsed")
 # Smaller bodies (a single item, as verl, OpenRLHF and slime send) are parsed on the
 # event loop: a thread hop costs more than parsing them.
 INLINE_PARSE_BYTES = 16 * 1024
+# Below this a body cannot cost enough to be worth counting first: even as the densest
+# JSON (a list of `[]`, about 24x) it stays under two megabytes.
+UNCOUNTED_BODY_BYTES = 64 * 1024
+# pydantic lists every error of an invalid body, but builds all of it to do so: beyond
+# this size an invalid body's outline is reported as the first error found instead.
+FULL_REPORT_BYTES = 1024 * 1024
+# As deep as pydantic's own JSON parser goes; deeper values would exhaust the stack of
+# whatever walks them next (canonical JSON, a verifier).
+MAX_JSON_DEPTH = 255
+_CONTAINERS = (dict, list)
+# Items are validated dataclasses (see `models`): their errors read as a model's would.
+_DATACLASS_MESSAGES = {
+    "unexpected_keyword_argument": "Extra inputs are not permitted",
+    "missing_argument": "Field required",
+}
+
+
+@dataclass(frozen=True)
+class BodyLimits:
+    """What a request body may hold (`Settings` gives them; see there)."""
+
+    max_items: int
+    max_verifier_refs: int
+    max_parse_expansion: float
+    parse_floor_bytes: int
+
+    def budget(self, body: bytes) -> int:
+        """Bytes of Python objects a body of this size may decode to."""
+        return int(self.max_parse_expansion * len(body)) + self.parse_floor_bytes
+
+
+class BodyParser:
+    """Parses request bodies into their models once their cost is known to be bounded."""
+
+    def __init__(self, limits: BodyLimits) -> None:
+        self.limits = limits
+
+    def parse(self, model: type[Model], body: bytes) -> Model:
+        """`body` as `model` (see `parse_body`); PayloadTooLarge when its JSON would
+        decode to more objects than its size allows."""
+        if len(body) > UNCOUNTED_BODY_BYTES and cost_within(body, self.limits.budget(body)) is None:
+            raise PayloadTooLarge(self._too_dense("body", body))
+        return parse_body(model, body)
+
+    def parse_grade(self, body: bytes) -> GradeRequest:
+        """A grade request: its items and verifier references counted, and its free-form
+        fields' cost checked, before anything is built."""
+        if len(body) > UNCOUNTED_BODY_BYTES:
+            self._check_grade_shape(body)
+        return parse_body(GradeRequest, body)
+
+    def _check_grade_shape(self, body: bytes) -> None:
+        try:
+            shape = grade_shape(body)
+        except ShapeError as exc:
+            if len(body) <= FULL_REPORT_BYTES:
+                return  # pydantic reports every error, the shape's among them
+            raise BadRequest(str(exc)) from None
+        limits = self.limits
+        if shape.items > limits.max_items:
+            raise BadRequest(f"items: {shape.items} items exceed the limit of {limits.max_items}")
+        if shape.verifier_refs > limits.max_verifier_refs:
+            raise BadRequest(
+                f"items: {shape.verifier_refs} verifier references exceed the limit of "
+                f"{limits.max_verifier_refs} per request"
+            )
+        budget = limits.budget(body)
+        if sum(upper_cost(bytes(raw)) for _, raw in shape.free_form) <= budget:
+            return
+        # The first bound counts punctuation inside strings: count again, exactly.
+        for where, raw in shape.free_form:
+            budget -= outline(bytes(raw)).cost()
+            if budget < 0:
+                raise PayloadTooLarge(self._too_dense(where, bytes(raw)))
+
+    def _too_dense(self, where: str, raw: bytes) -> str:
+        return (
+            f"{where}: {len(raw)} bytes of JSON would decode to more than {self.limits.max_parse_expansion:g} "
+            f"times the body's size in objects (many small containers, strings or numbers); "
+            f"send fewer, or larger, values"
+        )
 
 
 def parse_body(model: type[Model], body: bytes) -> Model:
-    """`body` as `model`; BadRequest naming the item and field, or the duplicated key."""
+    """`body` as `model`; BadRequest naming the item and field, the duplicated key, or
+    the depth past `MAX_JSON_DEPTH`."""
+    value = decode_json(body)
     try:
-        parsed = model.model_validate_json(body)
+        return model.model_validate(value)
     except ValidationError as exc:
         message, details = body_errors(exc)
         raise BadRequest(message, details=details) from None
-    # JSON leaves duplicate keys undefined and the parser keeps the last: refuse instead of guessing.
-    # (The body is valid JSON by now; should Python's parser disagree on a corner case,
-    # pydantic's reading stands.)
-    with contextlib.suppress(ValueError, RecursionError):
+
+
+def decode_json(body: bytes) -> Any:
+    """`body`'s JSON value; BadRequest when it is not valid JSON, nests too deeply, or
+    repeats a key in an object (JSON leaves that undefined: refused, not guessed)."""
+    # A first reading only checks keys: each object is dropped once checked, so that it
+    # holds no more than the longest list of plain values at a time.
+    with contextlib.suppress(ValueError, RecursionError):  # msgspec's reading reports these
         json.loads(body, object_pairs_hook=_refuse_duplicate_keys)
-    return parsed
+    try:
+        value = msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"body: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise BadRequest(f"body: nested deeper than {MAX_JSON_DEPTH} levels") from None
+    could_be_deep = body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH
+    if could_be_deep and _depth(value) > MAX_JSON_DEPTH:
+        raise BadRequest(f"body: nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How many containers deep `value` goes (a level at a time: no recursion)."""
+    depth = 0
+    level = [value] if type(value) in _CONTAINERS else []
+    while level:
+        depth += 1
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if type(node) is dict else node
+            below += [child for child in children if type(child) in _CONTAINERS]
+        level = below
+    return depth
 
 
 async def parse_off_loop(parse: Callable[[bytes], Parsed], body: bytes) -> Parsed:
@@ -43,13 +159,12 @@ async def parse_off_loop(parse: Callable[[bytes], Parsed], body: bytes) -> Parse
     return await asyncio.get_running_loop().run_in_executor(None, parse, body)
 
 
-def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> None:
     seen: set[str] = set()
     for key, _ in pairs:
         if key in seen:
             raise BadRequest(f"body: the key {key[:100]!r} appears twice in one object")
         seen.add(key)
-    return dict(pairs)
 
 
 def body_errors(exc: ValidationError) -> tuple[str, dict[str, Any]]:
@@ -59,6 +174,6 @@ def body_errors(exc: ValidationError) -> tuple[str, dict[str, Any]]:
             messages.append(f"body: not valid JSON ({err.get('ctx', {}).get('error', 'parse error')})")
             continue
         where = format_loc("", err["loc"]).lstrip(".") or "body"
-        messages.append(f"{where}: {err['msg']}")
+        messages.append(f"{where}: {_DATACLASS_MESSAGES.get(err['type'], err['msg'])}")
     shown = messages[:MAX_ERRORS_LISTED]
     return "; ".join(shown), {"errors": shown}

@@ -3,9 +3,11 @@ The answers of grading are `rlvr.results`' models, named here with the rest."""
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic.dataclasses import dataclass
 
 __all__ = [
     "ErrorBody",
@@ -26,15 +28,19 @@ __all__ = [
 from rlvr.results import GradeResponse, GradeResult, GradeStats, GroupStats
 from rlvr.service.groups import Advantage
 
+# Items and their references are validated dataclasses with slots, not models: a
+# request holds up to `max_items` and `max_verifier_refs` of them, and a model costs
+# several times the memory (its dict and its set of fields given).
+_STRICT = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-class VerifierRef(BaseModel):
+
+@dataclass(slots=True, config=_STRICT)
+class VerifierRef:
     """One entry of a composite verifier list: reward = Σ weight·score."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    name: str = Field(min_length=1, max_length=200, description="Registered verifier name.")
-    weight: float = Field(1.0, ge=-1e6, le=1e6, description="Weight of this verifier's score.")
-    params: dict[str, Any] = Field(default_factory=dict, description="This verifier's parameters.")
+    name: Annotated[str, Field(min_length=1, max_length=200, description="Registered verifier name.")]
+    weight: Annotated[float, Field(ge=-1e6, le=1e6, description="Weight of this verifier's score.")] = 1.0
+    params: Annotated[dict[str, Any], Field(description="This verifier's parameters.")] = field(default_factory=dict)
 
 
 def _verifier_shape(value: Any) -> str:
@@ -49,20 +55,24 @@ VerifierField = Annotated[
 UNION_TAGS = frozenset({"verifier-name", "verifier-list"})
 
 
-class GradeItem(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    id: str | None = Field(None, max_length=1000, description="Echoed back in the result.")
-    prompt: str = Field("", description="The prompt the response answers.")
-    response: str = Field(description="The text to grade.")
-    verifier: VerifierField = Field(
-        description="A verifier name, or a weighted list of verifiers.",
-        examples=["format", [{"name": "math", "weight": 1.0}, {"name": "format", "weight": 0.1}]],
+@dataclass(slots=True, config=_STRICT)
+class GradeItem:
+    response: Annotated[str, Field(description="The text to grade.")]
+    verifier: Annotated[
+        VerifierField,
+        Field(
+            description="A verifier name, or a weighted list of verifiers.",
+            examples=["format", [{"name": "math", "weight": 1.0}, {"name": "format", "weight": 0.1}]],
+        ),
+    ]
+    id: Annotated[str | None, Field(max_length=1000, description="Echoed back in the result.")] = None
+    prompt: Annotated[str, Field(description="The prompt the response answers.")] = ""
+    ground_truth: Annotated[Any, Field(description="Whatever the verifier's ground-truth schema accepts.")] = None
+    params: Annotated[dict[str, Any], Field(description="Verifier parameters when `verifier` is a name.")] = field(
+        default_factory=dict
     )
-    ground_truth: Any = Field(None, description="Whatever the verifier's ground-truth schema accepts.")
-    params: dict[str, Any] = Field(default_factory=dict, description="Verifier parameters when `verifier` is a name.")
-    group: str | None = Field(None, max_length=1000, description="Id of the prompt group (GRPO).")
-    metadata: dict[str, Any] | None = Field(None, description="Opaque; ignored by grading.")
+    group: Annotated[str | None, Field(max_length=1000, description="Id of the prompt group (GRPO).")] = None
+    metadata: Annotated[dict[str, Any] | None, Field(description="Opaque; ignored by grading.")] = None
 
 
 class GradeRequest(BaseModel):

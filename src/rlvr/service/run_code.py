@@ -41,7 +41,7 @@ from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.jobs import ProgramJob
 from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
 from rlvr.service.asgi import StrictJSONResponse
-from rlvr.service.bodies import parse_body, parse_off_loop
+from rlvr.service.bodies import BodyParser, parse_off_loop
 from rlvr.service.dispatch.slots import SlotLost, SlotPool
 from rlvr.service.drain import Drain
 from rlvr.service.errors import ShuttingDown
@@ -291,7 +291,7 @@ class RunCodePool:
         self._slots.close()
 
 
-def add_run_code_routes(app: FastAPI, pool: RunCodePool, drain: Drain) -> None:
+def add_run_code_routes(app: FastAPI, pool: RunCodePool, drain: Drain, bodies: BodyParser) -> None:
     @app.post(
         "/run_code",
         response_model=RunCodeResponse,
@@ -306,7 +306,7 @@ def add_run_code_routes(app: FastAPI, pool: RunCodePool, drain: Drain) -> None:
         },
     )
     async def run_code(request: Request) -> Response:
-        body = await parse_off_loop(lambda raw: parse_body(RunCodeRequest, raw), await request.body())
+        body = await parse_off_loop(lambda raw: bodies.parse(RunCodeRequest, raw), await request.body())
         try:
             answer = await drain.run(pool.run(body))
         except ShuttingDown:

@@ -23,6 +23,8 @@ DEFAULT_MAX_ITEMS = 10_000
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_VERIFIER_REFS = 50_000
 DEFAULT_MAX_PLANNING_CHARS = 256 * 1024 * 1024
+DEFAULT_MAX_PARSE_EXPANSION = 6.0
+DEFAULT_PARSE_FLOOR_MB = 4
 DEFAULT_PLANNING_CONCURRENCY = 2
 DEFAULT_DEADLINE_S = 10.0
 DEFAULT_MAX_DEADLINE_S = 120.0
@@ -65,6 +67,16 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(DEFAULT_MAX_REQUEST_BYTES, ge=1024, description="Bytes allowed per request body.")
     max_verifier_refs: int = Field(
         DEFAULT_MAX_VERIFIER_REFS, ge=1, description="Verifier references per request (each item names one or more)."
+    )
+    max_parse_expansion: float = Field(
+        DEFAULT_MAX_PARSE_EXPANSION,
+        ge=1.0,
+        description="Python objects a body's free-form JSON (ground truths, params, metadata; the whole body of "
+        "the trainer and /run_code routes) may decode to, as a multiple of the body's size, estimated before "
+        "decoding; past it (plus parse_floor_mb) the request gets 413.",
+    )
+    parse_floor_mb: int = Field(
+        DEFAULT_PARSE_FLOOR_MB, ge=0, description="MiB of decoded objects any body may reach whatever its size."
     )
     max_planning_chars: int = Field(
         DEFAULT_MAX_PLANNING_CHARS,

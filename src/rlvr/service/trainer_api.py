@@ -20,7 +20,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.service.asgi import StrictJSONResponse
-from rlvr.service.bodies import parse_body
+from rlvr.service.bodies import BodyParser
 from rlvr.service.errors import BadRequest
 from rlvr.service.models import ErrorResponse, GradeItem, GradeRequest, GradeResponse
 
@@ -115,7 +115,7 @@ def ground_truth(label: Any) -> Any:
     return label
 
 
-def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | None) -> None:
+def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | None, bodies: BodyParser) -> None:
     def verifier_for(given: str | None) -> str:
         name = given or default_verifier
         if not name:
@@ -135,7 +135,8 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
     async def get_reward(request: Request, verifier: str | None = Query(None, max_length=200)) -> Response:
         name = verifier_for(verifier)
         renames = {"ground_truth": "labels[{}]", "response": "query[{}]", "prompt": "prompts[{}]"}
-        result = await _renamed(grade(request, lambda body: _openrlhf_request(body, name)), renames)
+        build = lambda body: _openrlhf_request(bodies.parse(OpenRLHFRequest, body), name)  # noqa: E731
+        result = await _renamed(grade(request, build), renames)
         rewards = [0.0 if r.mask else r.reward for r in result.results]
         masked = [1.0 if r.mask else 0.0 for r in result.results]
         return StrictJSONResponse({"rewards": rewards, "scores": rewards, "extra_logs": {MASKED_LOG: masked}})
@@ -150,7 +151,8 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
     async def reward(request: Request, verifier: str | None = Query(None, max_length=200)) -> Response:
         name = verifier_for(verifier)
         renames = {"ground_truth": "label", "response": "response", "prompt": "prompt"}
-        result = await _renamed(grade(request, lambda body: _slime_request(body, name)), renames)
+        build = lambda body: _slime_request(bodies.parse(SlimeRequest, body), name)  # noqa: E731
+        result = await _renamed(grade(request, build), renames)
         item = result.results[0]
         score = 0.0 if item.mask else item.reward
         return StrictJSONResponse(
@@ -158,8 +160,7 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
         )
 
 
-def _openrlhf_request(body: bytes, verifier: str) -> GradeRequest:
-    request = parse_body(OpenRLHFRequest, body)
+def _openrlhf_request(request: OpenRLHFRequest, verifier: str) -> GradeRequest:
     n = len(request.query)
     for name, values in (("prompts", request.prompts), ("labels", request.labels)):
         if values is not None and len(values) != n:
@@ -178,8 +179,7 @@ def _openrlhf_request(body: bytes, verifier: str) -> GradeRequest:
     return GradeRequest(items=items)
 
 
-def _slime_request(body: bytes, verifier: str) -> GradeRequest:
-    sample = parse_body(SlimeRequest, body)
+def _slime_request(sample: SlimeRequest, verifier: str) -> GradeRequest:
     item = GradeItem(
         prompt=sample.prompt, response=sample.response, verifier=verifier, ground_truth=ground_truth(sample.label)
     )

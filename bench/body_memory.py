@@ -1,0 +1,162 @@
+"""Peak memory of the API process per request body, against the body's own size (the
+anchor), and the longest `/healthz` answer while the body is read and parsed: hostile
+shapes (millions of items or verifier references, free-form fields of empty containers,
+unique keys, deep nesting) and legitimate ones at the limits, through a real `rlvr serve`.
+
+    python -m bench.body_memory [--mb 48] [--shapes refs_bomb,metadata_lists,...]
+
+Each body goes to a fresh server, from a reset high-water mark (`/proc/<pid>/clear_refs`), so its
+growth is the request's own: peak RSS (VmHWM) after it, less RSS before it. The body is
+built here, outside the server; what the server holds of it counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.services import Server
+
+MiB = 1024 * 1024
+
+
+def _repeat(piece: str, target_bytes: int) -> str:
+    return ",".join([piece] * max(1, target_bytes // (len(piece) + 1)))
+
+
+def _items(item: str, target_bytes: int) -> bytes:
+    return ('{"items":[' + _repeat(item, target_bytes) + "]}").encode()
+
+
+def _one_item(field: str, value_json: str) -> bytes:
+    return ('{"items":[{"response":"x","verifier":"format","' + field + '":' + value_json + "}]}").encode()
+
+
+SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
+    # The issue's shapes: 1,000 items x 3,000 references, a metadata field of empty lists.
+    "refs_bomb": (
+        "/v1/grade",
+        lambda n: _items('{"response":"","verifier":[' + _repeat('{"name":"format"}', n // 1000) + "]}", n),
+    ),
+    "metadata_lists": ("/v1/grade", lambda n: _one_item("metadata", '{"a":[' + _repeat("[]", n) + "]}")),
+    "items_bomb": ("/v1/grade", lambda n: _items('{"response":"","verifier":"format"}', n)),
+    "ground_truth_dicts": ("/v1/grade", lambda n: _one_item("ground_truth", "[" + _repeat("{}", n) + "]")),
+    "params_lists": ("/v1/grade", lambda n: _one_item("params", '{"a":[' + _repeat("[]", n) + "]}")),
+    "unique_keys": (
+        "/v1/grade",
+        lambda n: _one_item("metadata", "{" + ",".join(f'"k{i}":0' for i in range(n // 9)) + "}"),
+    ),
+    "short_strings": ("/v1/grade", lambda n: _one_item("ground_truth", "[" + _repeat('"ab"', n) + "]")),
+    "floats": ("/v1/grade", lambda n: _one_item("ground_truth", "[" + _repeat("0.5", n) + "]")),
+    "deep": ("/v1/grade", lambda n: _one_item("metadata", "[" * 100_000 + "]" * 100_000)),
+    "openrlhf_queries": ("/get_reward?verifier=format", lambda n: ('{"query":[' + _repeat('"ab"', n) + "]}").encode()),
+    "run_code_files": (
+        "/run_code",
+        lambda n: (
+            '{"code":"1","language":"python","files":{' + ",".join(f'"f{i}":""' for i in range(n // 10)) + "}}"
+        ).encode(),
+    ),
+    # Legitimate bodies at the limits.
+    "code_tests": (
+        "/v1/grade",
+        lambda n: _items(
+            json.dumps(
+                {"response": "x", "verifier": "format", "ground_truth": {"tests": ["assert f(1) == [1, 2]"] * 2000}}
+            ),
+            n,
+        ),
+    ),
+    "max_refs_accepted": (
+        "/v1/grade",
+        lambda n: _items(
+            '{"response":"' + "y" * 100 + '","verifier":[' + ",".join(['{"name":"format"}'] * 5) + "]}", 10_000 * 200
+        ),
+    ),
+    "long_responses": ("/v1/grade", lambda n: _items('{"response":"' + "z" * 50_000 + '","verifier":"format"}', n)),
+}
+
+
+def _status(pid: int) -> dict[str, int]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) * 1024
+    return fields
+
+
+@contextmanager
+def _healthz_watch(url: str) -> Iterator[list[float]]:
+    """The latencies of `/healthz`, polled every 50 ms while the block runs."""
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def poll() -> None:
+        with httpx.Client(timeout=60) as client:
+            while not stop.is_set():
+                started = time.perf_counter()
+                client.get(url + "/healthz")
+                latencies.append(time.perf_counter() - started)
+                stop.wait(0.05)
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        yield latencies
+    finally:
+        stop.set()
+        thread.join()
+
+
+def measure(server: Server, path: str, body: bytes) -> dict[str, Any]:
+    pid = server.proc.pid
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    before = _status(pid)["VmRSS"]
+    with _healthz_watch(server.url) as latencies:
+        r = httpx.post(server.url + path, content=body, headers={"content-type": "application/json"}, timeout=600)
+    growth = _status(pid)["VmHWM"] - before
+    message = r.json().get("error", {}).get("message", "") if r.status_code != 200 else ""
+    return {
+        "status": r.status_code,
+        "body_mb": len(body) / MiB,
+        "growth_mb": growth / MiB,
+        "ratio": growth / len(body),
+        "healthz_max_ms": 1000 * max(latencies, default=0.0),
+        "message": message[:90],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=float, default=48.0, help="Target body size of the hostile shapes, MiB.")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="Comma-separated shape names.")
+    args = parser.parse_args()
+    target = int(args.mb * MiB)
+    print(f"{'shape':20} {'status':>6} {'body MiB':>9} {'peak growth MiB':>16} {'x body':>7} {'healthz max ms':>15}")
+    for name in args.shapes.split(","):
+        path, build = SHAPES[name]
+        body = build(target)
+        # A fresh server each: memory an earlier request left to the allocator would hide this one's.
+        with (
+            tempfile.TemporaryDirectory() as plugins,
+            Server(Path(plugins), "--workers", "1", cache_entries="0") as server,
+        ):
+            row = measure(server, path, body)
+        print(
+            f"{name:20} {row['status']:>6} {row['body_mb']:>9.1f} {row['growth_mb']:>16.1f} "
+            f"{row['ratio']:>7.2f} {row['healthz_max_ms']:>15.0f}  {row['message']}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

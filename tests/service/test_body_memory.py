@@ -1,0 +1,35 @@
+"""No body grows the API process's peak memory by more than 10x its size, whether it is
+refused or graded: hostile shapes (millions of items or references, free-form fields of
+empty containers, short strings, unique keys, deep nesting) and legitimate ones, through
+a real `rlvr serve`, each on a fresh server so that no earlier request's memory hides
+its cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.body_memory import SHAPES, measure
+from tests.services import Server
+
+BODY_BYTES = 8 * 1024 * 1024
+MAX_GROWTH = 10.0
+EXPECTED_STATUS = {
+    "refs_bomb": 422,
+    "items_bomb": 422,
+    "deep": 422,
+    "code_tests": 200,
+    "long_responses": 200,
+}
+MEASURED = [name for name in SHAPES if name != "max_refs_accepted"]
+
+
+@pytest.mark.parametrize("shape", MEASURED)
+def test_peak_memory_stays_within_a_multiple_of_the_body(plugin_dir: Path, shape: str) -> None:
+    path, build = SHAPES[shape]
+    body = build(BODY_BYTES)
+    with Server(plugin_dir, "--workers", "1", cache_entries="0") as server:
+        row = measure(server, path, body)
+    assert row["status"] == EXPECTED_STATUS.get(shape, 413), row
+    assert row["growth_mb"] * 1024 * 1024 <= MAX_GROWTH * len(body) + 1024 * 1024, row
