@@ -106,4 +106,6 @@ class GradeResponse(BaseModel):
     def to_json_bytes(self) -> bytes:
         """The answer as the API sends it: UTF-8 JSON, in which a float that is not
         finite is null (JSON has no NaN)."""
-        return self.model_dump_json(by_alias=True).encode()
+        # The serializer's own bytes: `model_dump_json` returns text, and encoding it holds
+        # a second copy of an answer that can be several times the request.
+        return self.__pydantic_serializer__.to_json(self, by_alias=True)

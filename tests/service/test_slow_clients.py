@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,3 +76,36 @@ def test_connections_past_the_cap_are_refused(strict: Server) -> None:
     # Once they are gone, the server answers again.
     r = httpx.get(strict.url + "/healthz", timeout=PATIENCE_S)
     assert r.status_code == 200
+
+
+@pytest.fixture(scope="module")
+def small_hold(plugin_dir: Path) -> Iterator[Server]:
+    with Server(plugin_dir, "--workers", "1", max_request_bytes="900000", max_bodies_held_mb="1") as server:
+        yield server
+
+
+def grade_with_body_of(server: Server, size: int) -> httpx.Response:
+    item = {"response": "x" * (size - 60), "verifier": "format"}
+    return httpx.post(server.url + "/v1/grade", json={"items": [item]}, timeout=PATIENCE_S)
+
+
+def test_bodies_held_at_once_are_capped_with_a_retryable_429(small_hold: Server) -> None:
+    # One client holds 700 kB of a body it never finishes; another's 400 kB would take the
+    # bodies held past 1 MiB, though each is within the 900 kB limit on one body.
+    with connect(small_hold) as holder:
+        holder.sendall(
+            b"POST /v1/grade HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+            b"content-length: 800000\r\n\r\n" + b'{"items": [{"response": "' + b"y" * 700_000
+        )
+        deadline = time.monotonic() + PATIENCE_S
+        while (r := grade_with_body_of(small_hold, 400_000)).status_code != 429:
+            assert r.status_code == 200 and time.monotonic() < deadline, r.text
+            time.sleep(0.05)
+        assert r.json()["error"]["code"] == "overloaded"
+        assert int(r.headers["retry-after"]) >= 1
+    # The holder's bytes are released with its connection.
+    deadline = time.monotonic() + PATIENCE_S
+    while (r := grade_with_body_of(small_hold, 400_000)).status_code == 429:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert r.status_code == 200, r.text

@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rlvr.errors import RLVRError
 from rlvr.service.asgi import BodyLimit, StrictJSONResponse, error_response
 from rlvr.service.backends import Backends, build_backends
-from rlvr.service.bodies import BodyLimits, BodyParser, parse_off_loop
+from rlvr.service.bodies import BodyLimits, BodyParser
 from rlvr.service.contract import ground_truth_conditions
 from rlvr.service.drain import Drain
 from rlvr.service.errors import BackendUnavailable, ClientGone, Overloaded, ShuttingDown, http_status
@@ -82,7 +82,8 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
             max_verifier_refs=settings.max_verifier_refs,
             max_parse_expansion=settings.max_parse_expansion,
             parse_floor_bytes=settings.parse_floor_mb * 1024 * 1024,
-        )
+        ),
+        settings.planning_concurrency,
     )
     service = _Service(settings, registry, Metrics(), Drain(settings.drain_grace_s), run_code, bodies)
     app = FastAPI(
@@ -91,7 +92,12 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         description="Rewards from programs for RL with verifiable rewards.",
         lifespan=_lifespan(service),
     )
-    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes, timeout_s=settings.body_timeout_s)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_request_bytes,
+        timeout_s=settings.body_timeout_s,
+        max_bytes_held=settings.max_bodies_held_mb * 1024 * 1024,
+    )
     _add_error_handlers(app)
     _add_grade_route(app, service)
     add_trainer_routes(app, lambda request, build: _serve(service, request, build), settings.default_verifier, bodies)
@@ -182,7 +188,7 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
         },
     )
     async def validate(request: Request) -> Response:
-        body = await parse_off_loop(service.bodies.parse_grade, await request.body())
+        body = await service.bodies.off_loop(service.bodies.parse_grade, await request.body())
         answer = await service.grader().validate(body)
         return Response(answer.model_dump_json().encode(), media_type="application/json")
 
@@ -202,7 +208,7 @@ async def _serve(service: _Service, request: Request, build: Callable[[bytes], G
 async def _grade(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> GradeResponse:
     """The answer to a grade request; ClientGone (and its grading cancelled, so that its
     queued work is dropped) if the client disconnects first."""
-    body = await parse_off_loop(build, await request.body())
+    body = await service.bodies.off_loop(build, await request.body())
     # Graded in this task, which a disconnect cancels: one task fewer per request than
     # racing a grading task against the watcher.
     grading = asyncio.current_task()

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rlvr.service.errors import HTTP_STATUS, PayloadTooLarge, RequestTimeout
+from rlvr.service.errors import HTTP_STATUS, Overloaded, PayloadTooLarge, RequestTimeout
 
 
 class StrictJSONResponse(JSONResponse):
@@ -27,14 +27,18 @@ def error_response(status: int, code: str, message: str, details: Any = None, he
 
 
 class BodyLimit:
-    """Refuses bodies over the byte limit, whether or not Content-Length is honest, and
+    """Refuses bodies over the byte limit, whether or not Content-Length is honest,
     bodies not fully received within `timeout_s` of the first read (a slow client holds
-    a connection and a request's memory)."""
+    a connection and a request's memory), and, with a retryable 429, bodies that would
+    take the bytes held by requests in progress past `max_bytes_held` (many clients at
+    once, each within the limit, could otherwise hold any amount)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float, max_bytes_held: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.timeout_s = timeout_s
+        self.max_bytes_held = max(max_bytes_held, max_bytes)
+        self.bytes_held = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -44,12 +48,12 @@ class BodyLimit:
             response = error_response(413, HTTP_STATUS[PayloadTooLarge][1], self._message())
             await response(scope, receive, send)
             return
-        seen = 0
+        seen = held = 0
         complete = False
         deadline: float | None = None
 
         async def limited_receive() -> Message:
-            nonlocal seen, complete, deadline
+            nonlocal seen, held, complete, deadline
             if complete:  # the body is in: what follows is a wait for disconnect
                 return await receive()
             deadline = deadline or time.monotonic() + self.timeout_s
@@ -58,13 +62,27 @@ class BodyLimit:
             except TimeoutError:
                 raise RequestTimeout(f"body: not received within {self.timeout_s:g}s") from None
             if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
+                size = len(message.get("body", b""))
+                seen += size
                 complete = not message.get("more_body", False)
                 if seen > self.max_bytes:
                     raise PayloadTooLarge(self._message())
+                self._hold(size)
+                held += size
             return message
 
-        await self.app(scope, limited_receive, send)
+        try:
+            await self.app(scope, limited_receive, send)
+        finally:
+            self.bytes_held -= held
+
+    def _hold(self, size: int) -> None:
+        if self.bytes_held + size > self.max_bytes_held:
+            raise Overloaded(
+                f"body: requests in progress hold {self.bytes_held} bytes of bodies, and this one would take "
+                f"them past the limit of {self.max_bytes_held}; retry later"
+            )
+        self.bytes_held += size
 
     @staticmethod
     def _declared_length(scope: Scope) -> int:

@@ -59,8 +59,18 @@ class BodyLimits:
 class BodyParser:
     """Parses request bodies into their models once their cost is known to be bounded."""
 
-    def __init__(self, limits: BodyLimits) -> None:
+    def __init__(self, limits: BodyLimits, concurrency: int) -> None:
         self.limits = limits
+        # A large body peaks at several times its size while parsed: a few at a time.
+        self._parsing = asyncio.Semaphore(concurrency)
+
+    async def off_loop(self, parse: Callable[[bytes], Parsed], body: bytes) -> Parsed:
+        """`parse(body)`, in a thread when the body is large enough to hold up the event
+        loop, a few such at a time."""
+        if len(body) <= INLINE_PARSE_BYTES:
+            return parse(body)
+        async with self._parsing:
+            return await asyncio.get_running_loop().run_in_executor(None, parse, body)
 
     def parse(self, model: type[Model], body: bytes) -> Model:
         """`body` as `model` (see `parse_body`); PayloadTooLarge when its JSON would
@@ -150,13 +160,6 @@ def _depth(value: Any) -> int:
             below += [child for child in children if type(child) in _CONTAINERS]
         level = below
     return depth
-
-
-async def parse_off_loop(parse: Callable[[bytes], Parsed], body: bytes) -> Parsed:
-    """`parse(body)`, in a thread when the body is large enough to hold up the event loop."""
-    if len(body) <= INLINE_PARSE_BYTES:
-        return parse(body)
-    return await asyncio.get_running_loop().run_in_executor(None, parse, body)
 
 
 def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> None:

@@ -41,7 +41,7 @@ from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.jobs import ProgramJob
 from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
 from rlvr.service.asgi import StrictJSONResponse
-from rlvr.service.bodies import BodyParser, parse_off_loop
+from rlvr.service.bodies import BodyParser
 from rlvr.service.dispatch.slots import SlotLost, SlotPool
 from rlvr.service.drain import Drain
 from rlvr.service.errors import ShuttingDown
@@ -306,7 +306,7 @@ def add_run_code_routes(app: FastAPI, pool: RunCodePool, drain: Drain, bodies: B
         },
     )
     async def run_code(request: Request) -> Response:
-        body = await parse_off_loop(lambda raw: bodies.parse(RunCodeRequest, raw), await request.body())
+        body = await bodies.off_loop(lambda raw: bodies.parse(RunCodeRequest, raw), await request.body())
         try:
             answer = await drain.run(pool.run(body))
         except ShuttingDown:

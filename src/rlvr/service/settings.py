@@ -21,6 +21,7 @@ from rlvr.verifiers.config import BuiltinConfig
 
 DEFAULT_MAX_ITEMS = 10_000
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BODIES_HELD_MB = 256
 DEFAULT_MAX_VERIFIER_REFS = 50_000
 DEFAULT_MAX_PLANNING_CHARS = 256 * 1024 * 1024
 DEFAULT_MAX_PARSE_EXPANSION = 6.0
@@ -65,6 +66,12 @@ class Settings(BaseSettings):
     )
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="Items allowed per request.")
     max_request_bytes: int = Field(DEFAULT_MAX_REQUEST_BYTES, ge=1024, description="Bytes allowed per request body.")
+    max_bodies_held_mb: int = Field(
+        DEFAULT_MAX_BODIES_HELD_MB,
+        ge=1,
+        description="MiB of request bodies held at once by requests in progress (at least one body of "
+        "max_request_bytes); a body that would pass it gets 429 with Retry-After.",
+    )
     max_verifier_refs: int = Field(
         DEFAULT_MAX_VERIFIER_REFS, ge=1, description="Verifier references per request (each item names one or more)."
     )
