@@ -65,6 +65,45 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
             '{"code":"1","language":"python","files":{' + ",".join(f'"f{i}":""' for i in range(n // 10)) + "}}"
         ).encode(),
     ),
+    # Classes a red team found: values the outline once skipped, JSON inside strings,
+    # strings of wide characters, counts checked only after building.
+    "unknown_field": ("/v1/grade", lambda n: _one_item("zzz", "[" + _repeat("[]", n) + "]")),
+    "response_lists": (
+        "/v1/grade",
+        lambda n: ('{"items":[{"verifier":"format","response":[' + _repeat("[]", n) + "]}]}").encode(),
+    ),
+    "weight_lists": (
+        "/v1/grade",
+        lambda n: (
+            '{"items":[{"response":"x","verifier":[{"name":"format","weight":[' + _repeat("[]", n) + "]}]}]}"
+        ).encode(),
+    ),
+    "items_three_fields": (
+        "/v1/grade",
+        lambda n: _items('{"response":"","verifier":"format","ground_truth":0,"params":{},"metadata":{}}', n),
+    ),
+    "refs_with_params": (
+        "/v1/grade",
+        lambda n: _items('{"response":"","verifier":[' + _repeat('{"name":"a","params":{}}', n // 1000) + "]}", n),
+    ),
+    "openrlhf_label_json": (
+        "/get_reward?verifier=format",
+        lambda n: json.dumps({"query": ["x"], "labels": ['{"tests": [' + _repeat("[]", n) + "]}"]}).encode(),
+    ),
+    "slime_label_json": (
+        "/v1/reward?verifier=format",
+        lambda n: json.dumps({"response": "x", "label": '{"tests": [' + _repeat("[]", n) + "]}"}).encode(),
+    ),
+    "openrlhf_many_queries": (
+        "/get_reward?verifier=format",
+        lambda n: ('{"query":[' + _repeat('"0123456789"', n) + "]}").encode(),
+    ),
+    "emoji_ground_truth": (
+        "/v1/grade",
+        lambda n: (
+            '{"items":[{"response":"x","verifier":"format","ground_truth":"\\ud83d\\ude00' + "a" * n + '"}]}'
+        ).encode(),
+    ),
     # Legitimate bodies at the limits.
     "code_tests": (
         "/v1/grade",

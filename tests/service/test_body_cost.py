@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlvr.service.body_cost import STRINGS_PER_SPAN, ShapeError, grade_shape, outline, upper_cost
+from rlvr.service.body_cost import STRINGS_PER_SPAN, ShapeError, grade_shape, outline, upper_cost, value_cost
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
@@ -85,7 +85,7 @@ def test_the_estimate_is_not_below_what_decoding_allocates(text: str) -> None:
     assert outline(raw).cost() >= allocated, (outline(raw).cost(), allocated)
 
 
-def test_a_grade_shape_counts_items_and_references_and_places_free_form_fields() -> None:
+def test_a_grade_shape_counts_items_and_references_and_places_every_value() -> None:
     body = {
         "items": [
             {"response": "x", "verifier": "math", "ground_truth": "4", "metadata": {"k": [1]}},
@@ -93,19 +93,36 @@ def test_a_grade_shape_counts_items_and_references_and_places_free_form_fields()
                 "response": "y",
                 "verifier": [{"name": "a", "params": {"p": 1}}, {"name": "b", "weight": 2}],
                 "params": {},
+                "id": 7,
             },
         ],
         "strict": True,
     }
     shape = grade_shape(json.dumps(body).encode())
     assert (shape.items, shape.verifier_refs) == (2, 3)
-    places = {where: bytes(raw) for where, raw in shape.free_form}
+    places = {where: bytes(raw) for where, raw in shape.values() if raw}
     assert places == {
+        "strict": b"true",
+        "items[0].response": b'"x"',
         "items[0].ground_truth": b'"4"',
         "items[0].metadata": b'{"k": [1]}',
+        "items[1].response": b'"y"',
+        "items[1].id": b"7",
         "items[1].params": b"{}",
         "items[1].verifier[0].params": b'{"p": 1}',
+        "items[1].verifier[1].weight": b"2",
     }
+
+
+def test_a_string_costs_its_length_at_the_width_of_its_widest_character() -> None:
+    ascii_text, latin, astral = (
+        b'"' + b"a" * 1000 + b'"',
+        '"é'.encode() + b"a" * 1000 + b'"',
+        '"😀'.encode() + b"a" * 1000 + b'"',
+    )
+    costs = [value_cost(raw, exact=True, ascii_body=False) for raw in (ascii_text, latin, astral)]
+    assert costs[0] >= 1000 and costs[1] >= 2000 and costs[2] >= 4000
+    assert value_cost(astral, exact=True, ascii_body=False) >= len(msgspec.json.decode(astral)) * 4
 
 
 @pytest.mark.parametrize(
@@ -113,9 +130,11 @@ def test_a_grade_shape_counts_items_and_references_and_places_free_form_fields()
     [
         (b'{"items": "x"}', "items"),
         (b'{"items": [{"response": "x"}]}', "items[0]"),
-        (b'{"items": [{"verifier": [{}]}]}', "items[0].verifier[0]"),
+        (b'{"items": [{"response": "x", "verifier": [{}]}]}', "items[0].verifier[0]"),
+        (b'{"items": [{"response": "x", "verifier": "a", "zzz": 1}]}', "items[0]"),
+        (b'{"items": [], "zzz": 1}', "body"),
         (b'{"items": [', "body"),
-        (b'{"items": [{"verifier": "a", "metadata": ' + b"[" * 5000 + b"]" * 5000 + b"}]}", "body"),
+        (b'{"items": [{"response": "", "verifier": "a", "metadata": ' + b"[" * 5000 + b"]" * 5000 + b"}]}", "body"),
     ],
 )
 def test_a_body_not_of_a_grade_requests_outline_names_the_place(body: bytes, where: str) -> None:

@@ -19,6 +19,11 @@ EXPECTED_STATUS = {
     "refs_bomb": 422,
     "items_bomb": 422,
     "deep": 422,
+    "unknown_field": 422,
+    "items_three_fields": 422,
+    "refs_with_params": 422,
+    "openrlhf_many_queries": 422,
+    "emoji_ground_truth": 200,
     "code_tests": 200,
     "long_responses": 200,
 }

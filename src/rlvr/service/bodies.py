@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import msgspec
 from pydantic import BaseModel, ValidationError
 
-from rlvr.service.body_cost import ShapeError, cost_within, grade_shape, outline, upper_cost
+from rlvr.service.body_cost import ShapeError, cost_within, grade_shape, value_cost
 from rlvr.service.errors import BadRequest, PayloadTooLarge
 from rlvr.service.models import GradeRequest
 from rlvr.service.planning import MAX_ERRORS_LISTED, format_loc
@@ -26,11 +26,8 @@ Parsed = TypeVar("Parsed")
 # event loop: a thread hop costs more than parsing them.
 INLINE_PARSE_BYTES = 16 * 1024
 # Below this a body cannot cost enough to be worth counting first: even as the densest
-# JSON (a list of `[]`, about 24x) it stays under two megabytes.
-UNCOUNTED_BODY_BYTES = 64 * 1024
-# pydantic lists every error of an invalid body, but builds all of it to do so: beyond
-# this size an invalid body's outline is reported as the first error found instead.
-FULL_REPORT_BYTES = 1024 * 1024
+# JSON (a list of `[]`, about 24x) it stays under half a megabyte.
+UNCOUNTED_BODY_BYTES = INLINE_PARSE_BYTES
 # As deep as pydantic's own JSON parser goes; deeper values would exhaust the stack of
 # whatever walks them next (canonical JSON, a verifier).
 MAX_JSON_DEPTH = 255
@@ -56,6 +53,13 @@ class BodyLimits:
         return int(self.max_parse_expansion * len(body)) + self.parse_floor_bytes
 
 
+@dataclass
+class DecodeBudget:
+    """Bytes of objects what is left of a request may still decode to."""
+
+    left: int
+
+
 class BodyParser:
     """Parses request bodies into their models once their cost is known to be bounded."""
 
@@ -75,24 +79,47 @@ class BodyParser:
     def parse(self, model: type[Model], body: bytes) -> Model:
         """`body` as `model` (see `parse_body`); PayloadTooLarge when its JSON would
         decode to more objects than its size allows."""
-        if len(body) > UNCOUNTED_BODY_BYTES and cost_within(body, self.limits.budget(body)) is None:
-            raise PayloadTooLarge(self._too_dense("body", body))
-        return parse_body(model, body)
+        return self.parse_with_budget(model, body)[0]
+
+    def parse_with_budget(self, model: type[Model], body: bytes) -> tuple[Model, DecodeBudget]:
+        """`parse`, and what is left of the body's budget for the JSON its strings hold."""
+        budget = DecodeBudget(self.limits.budget(body))
+        if len(body) > UNCOUNTED_BODY_BYTES:
+            cost = cost_within(body, budget.left)
+            if cost is None:
+                raise PayloadTooLarge(self._too_dense("body", body))
+            budget.left -= cost
+        return parse_body(model, body), budget
 
     def parse_grade(self, body: bytes) -> GradeRequest:
-        """A grade request: its items and verifier references counted, and its free-form
-        fields' cost checked, before anything is built."""
+        """A grade request: its items and verifier references counted, and its values'
+        cost checked, before anything is built."""
         if len(body) > UNCOUNTED_BODY_BYTES:
             self._check_grade_shape(body)
         return parse_body(GradeRequest, body)
+
+    def embedded_json(self, text: str, where: str, budget: DecodeBudget) -> Any:
+        """The JSON value a string holds (a dataset's label holding code tests), once its
+        cost is within what is left of `budget`, which it spends; BadRequest when it is
+        not JSON, nests too deeply or repeats a key."""
+        raw = text.encode()
+        cost = value_cost(raw, exact=False, ascii_body=False)
+        if cost > budget.left:
+            cost = value_cost(raw, exact=True, ascii_body=False)
+            if cost > budget.left:
+                raise PayloadTooLarge(self._too_dense(where, raw))
+        budget.left -= cost
+        return decode_json(raw)
 
     def _check_grade_shape(self, body: bytes) -> None:
         try:
             shape = grade_shape(body)
         except ShapeError as exc:
-            if len(body) <= FULL_REPORT_BYTES:
-                return  # pydantic reports every error, the shape's among them
-            raise BadRequest(str(exc)) from None
+            # Not a grade request: pydantic names every error, where the whole body is
+            # cheap enough to read; the first error found, where it is not.
+            if cost_within(body, self.limits.budget(body)) is None:
+                raise BadRequest(str(exc)) from None
+            return
         limits = self.limits
         if shape.items > limits.max_items:
             raise BadRequest(f"items: {shape.items} items exceed the limit of {limits.max_items}")
@@ -102,11 +129,12 @@ class BodyParser:
                 f"{limits.max_verifier_refs} per request"
             )
         budget = limits.budget(body)
-        if sum(upper_cost(bytes(raw)) for _, raw in shape.free_form) <= budget:
+        ascii_body = body.isascii()
+        if sum(value_cost(raw, exact=False, ascii_body=ascii_body) for _, raw in shape.values()) <= budget:
             return
         # The first bound counts punctuation inside strings: count again, exactly.
-        for where, raw in shape.free_form:
-            budget -= outline(bytes(raw)).cost()
+        for where, raw in shape.values():
+            budget -= value_cost(raw, exact=True, ascii_body=ascii_body)
             if budget < 0:
                 raise PayloadTooLarge(self._too_dense(where, bytes(raw)))
 

@@ -15,11 +15,22 @@ Two measures, both in C-speed passes over the bytes that allocate at most a copy
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import msgspec
 
-__all__ = ["GradeShape", "Outline", "ShapeError", "cost_within", "grade_shape", "outline", "upper_cost"]
+__all__ = [
+    "GradeShape",
+    "Outline",
+    "ShapeError",
+    "cost_within",
+    "grade_shape",
+    "outline",
+    "string_width",
+    "upper_cost",
+    "value_cost",
+]
 
 # Bytes per decoded object, with the pointer that holds it: CPython's list or dict
 # (with its first slots), str header, int or float, and a dict entry.
@@ -36,6 +47,8 @@ _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
 # millions of strings is counted a span at a time rather than all in one list.
 STRINGS_PER_SPAN = 4096
 _SPAN = re.compile(rb'[^"]*+(?:"(?:[^"\\]++|\\.)*+"[^"]*+){0,%d}+' % STRINGS_PER_SPAN)
+# A character past U+FFFF: a 4-byte UTF-8 sequence, or an escaped surrogate.
+_ASTRAL = re.compile(rb"[\xf0-\xf4]|\\u[dD][89abAB]")
 _NOT_DIGITS = bytes(b for b in range(256) if b not in b"0123456789-")
 
 
@@ -59,13 +72,14 @@ class Outline:
         self.separators += stripped.count(b",")
         self.digits += len(stripped.translate(None, _NOT_DIGITS))
 
-    def cost(self) -> int:
+    def cost(self, width: int = 1) -> int:
+        """Bytes of objects, for strings of `width` bytes a character (see `string_width`)."""
         # Numbers of one digit are shared objects; a new one has two characters or more.
         values = self.separators + self.containers
         return (
             CONTAINER_BYTES * self.containers
             + (STRING_BYTES + 2) * self.strings
-            + self.string_chars
+            + width * self.string_chars
             + DICT_ENTRY_BYTES * self.keys
             + POINTER_BYTES * values
             + NUMBER_BYTES * min(values, self.digits // 2)
@@ -81,7 +95,29 @@ def outline(raw: bytes) -> Outline:
     return counts
 
 
-def upper_cost(raw: bytes) -> int:
+def string_width(raw: bytes) -> int:
+    """Bytes a character that CPython's strings from `raw` take at most: 1 for ASCII, 2
+    up to U+FFFF, 4 past it (a string takes its widest character's width throughout)."""
+    if raw.isascii() and b"\\u" not in raw:
+        return 1
+    if _ASTRAL.search(raw):
+        return 4
+    return 2
+
+
+def value_cost(raw: bytes | msgspec.Raw, *, exact: bool, ascii_body: bool) -> int:
+    """What one JSON value decodes to, in bytes: a string by its length, anything else by
+    `upper_cost` or, `exact`, by its `outline`."""
+    if not raw:
+        return 0
+    if memoryview(raw)[0] == ord('"'):  # one string: no copy to count
+        return STRING_BYTES + len(raw) * (1 if ascii_body else string_width(bytes(raw)))
+    text = bytes(raw)
+    width = 1 if ascii_body else string_width(text)
+    return outline(text).cost(width) if exact else upper_cost(text, width)
+
+
+def upper_cost(raw: bytes, width: int = 1) -> int:
     """The bytes of Python objects `raw` decodes to, at most: punctuation inside strings
     counts as structure, and every value as a number of its own."""
     containers = raw.count(b"[") + raw.count(b"{")
@@ -91,16 +127,17 @@ def upper_cost(raw: bytes) -> int:
         + STRING_BYTES * (raw.count(b'"') // 2)
         + DICT_ENTRY_BYTES * raw.count(b":")
         + (POINTER_BYTES + NUMBER_BYTES) * values
-        + len(raw)
+        + width * len(raw)
     )
 
 
 def cost_within(raw: bytes, budget: int) -> int | None:
     """What `raw` decodes to, in bytes, when it is within `budget`, else None."""
-    bound = upper_cost(raw)
+    width = string_width(raw)
+    bound = upper_cost(raw, width)
     if bound <= budget:
         return bound
-    exact = outline(raw).cost()
+    exact = outline(raw).cost(width)
     return exact if exact <= budget else None
 
 
@@ -115,59 +152,71 @@ class ShapeError(ValueError):
 _ABSENT = msgspec.Raw()
 
 
-class _RefShape(msgspec.Struct, gc=False):
-    # Required, so that a list of `{}` fails at its first entry rather than being built.
+# Every field is declared, and no other is allowed, so that no value is skipped uncounted.
+# Each struct has a required field, so that a list of `{}` fails at its first entry
+# rather than being built.
+class _RefShape(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     name: str
+    weight: msgspec.Raw = _ABSENT
     params: msgspec.Raw = _ABSENT
 
 
-class _ItemShape(msgspec.Struct, gc=False):
+class _ItemShape(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    response: msgspec.Raw
     verifier: str | list[_RefShape]
+    id: msgspec.Raw = _ABSENT
+    prompt: msgspec.Raw = _ABSENT
     ground_truth: msgspec.Raw = _ABSENT
     params: msgspec.Raw = _ABSENT
+    group: msgspec.Raw = _ABSENT
     metadata: msgspec.Raw = _ABSENT
 
 
-class _BodyShape(msgspec.Struct, gc=False):
-    items: list[_ItemShape] = []
+class _BodyShape(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    items: list[_ItemShape]
+    deadline_s: msgspec.Raw = _ABSENT
+    advantage: msgspec.Raw = _ABSENT
+    strict: msgspec.Raw = _ABSENT
 
 
 _DECODER = msgspec.json.Decoder(_BodyShape)
 _AT = re.compile(r" - at `\$(.*)`$")
+_ITEM_FIELDS = ("response", "id", "prompt", "ground_truth", "params", "group", "metadata")
 
 
 @dataclass(frozen=True)
 class GradeShape:
-    """A grade request's counts, and its free-form fields as (place, JSON bytes)."""
+    """A grade request's counts, and a view of each of its values but the verifier names."""
 
     items: int
     verifier_refs: int
-    free_form: list[tuple[str, msgspec.Raw]]
+    _shape: _BodyShape
+
+    def values(self) -> Iterator[tuple[str, msgspec.Raw]]:
+        """(place, JSON) of each value, one at a time."""
+        shape = self._shape
+        yield from (("deadline_s", shape.deadline_s), ("advantage", shape.advantage), ("strict", shape.strict))
+        for i, item in enumerate(shape.items):
+            for name in _ITEM_FIELDS:
+                yield f"items[{i}].{name}", getattr(item, name)
+            if not isinstance(item.verifier, str):
+                for j, ref in enumerate(item.verifier):
+                    yield f"items[{i}].verifier[{j}].weight", ref.weight
+                    yield f"items[{i}].verifier[{j}].params", ref.params
 
 
 def grade_shape(body: bytes) -> GradeShape:
-    """The counts and free-form fields of the grade request in `body`; ShapeError when
-    it is not valid JSON of a grade request's outline. Costs at most a few times the
-    body: one small struct per item and reference, one view per free-form field."""
+    """The counts and values of the grade request in `body`; ShapeError when it is not
+    valid JSON of a grade request's outline. Costs at most a few times the body: one
+    small struct per item and reference, one view per value."""
     try:
         shape = _DECODER.decode(body)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise _shape_error(exc) from None
     except RecursionError:
         raise ShapeError("body", "nested too deeply") from None
-    refs = 0
-    free_form: list[tuple[str, msgspec.Raw]] = []
-    for i, item in enumerate(shape.items):
-        fields = {"ground_truth": item.ground_truth, "params": item.params, "metadata": item.metadata}
-        free_form.extend((f"items[{i}].{name}", raw) for name, raw in fields.items() if raw)
-        if isinstance(item.verifier, str):
-            refs += 1
-            continue
-        refs += len(item.verifier)
-        free_form.extend(
-            (f"items[{i}].verifier[{j}].params", r.params) for j, r in enumerate(item.verifier) if r.params
-        )
-    return GradeShape(len(shape.items), refs, free_form)
+    refs = sum(1 if isinstance(item.verifier, str) else len(item.verifier) for item in shape.items)
+    return GradeShape(len(shape.items), refs, shape)
 
 
 def _shape_error(exc: Exception) -> ShapeError:

@@ -10,9 +10,9 @@ is that object.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI, Query, Request
@@ -20,7 +20,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.service.asgi import StrictJSONResponse
-from rlvr.service.bodies import BodyParser
+from rlvr.service.bodies import BodyParser, decode_json
 from rlvr.service.errors import BadRequest
 from rlvr.service.models import ErrorResponse, GradeItem, GradeRequest, GradeResponse
 
@@ -103,12 +103,13 @@ def strip_special_tokens(text: str) -> str:
     return text
 
 
-def ground_truth(label: Any) -> Any:
-    """A label as ground truth: a string holding a JSON object is that object."""
+def ground_truth(label: Any, decode: Callable[[str], Any] = lambda text: decode_json(text.encode())) -> Any:
+    """A label as ground truth: a string holding a JSON object is that object (read by
+    `decode`, which may refuse it as too costly: see `BodyParser.embedded_json`)."""
     if isinstance(label, str) and label.lstrip().startswith("{"):
         try:
-            decoded = json.loads(label)
-        except ValueError:
+            decoded = decode(label)
+        except BadRequest:
             return label
         if isinstance(decoded, dict):
             return decoded
@@ -135,7 +136,7 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
     async def get_reward(request: Request, verifier: str | None = Query(None, max_length=200)) -> Response:
         name = verifier_for(verifier)
         renames = {"ground_truth": "labels[{}]", "response": "query[{}]", "prompt": "prompts[{}]"}
-        build = lambda body: _openrlhf_request(bodies.parse(OpenRLHFRequest, body), name)  # noqa: E731
+        build = lambda body: _openrlhf_request(body, name, bodies)  # noqa: E731
         result = await _renamed(grade(request, build), renames)
         rewards = [0.0 if r.mask else r.reward for r in result.results]
         masked = [1.0 if r.mask else 0.0 for r in result.results]
@@ -151,7 +152,7 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
     async def reward(request: Request, verifier: str | None = Query(None, max_length=200)) -> Response:
         name = verifier_for(verifier)
         renames = {"ground_truth": "label", "response": "response", "prompt": "prompt"}
-        build = lambda body: _slime_request(bodies.parse(SlimeRequest, body), name)  # noqa: E731
+        build = lambda body: _slime_request(body, name, bodies)  # noqa: E731
         result = await _renamed(grade(request, build), renames)
         item = result.results[0]
         score = 0.0 if item.mask else item.reward
@@ -160,8 +161,11 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
         )
 
 
-def _openrlhf_request(request: OpenRLHFRequest, verifier: str) -> GradeRequest:
+def _openrlhf_request(body: bytes, verifier: str, bodies: BodyParser) -> GradeRequest:
+    request, budget = bodies.parse_with_budget(OpenRLHFRequest, body)
     n = len(request.query)
+    if n > bodies.limits.max_items:
+        raise BadRequest(f"query: {n} entries exceed the limit of {bodies.limits.max_items} items")
     for name, values in (("prompts", request.prompts), ("labels", request.labels)):
         if values is not None and len(values) != n:
             raise BadRequest(f"{name}: {len(values)} entries, but query has {n}")
@@ -172,17 +176,17 @@ def _openrlhf_request(request: OpenRLHFRequest, verifier: str) -> GradeRequest:
             prompt=prompt,
             response=response_text(query, prompt),
             verifier=verifier,
-            ground_truth=ground_truth(label),
+            ground_truth=ground_truth(label, partial(bodies.embedded_json, where=f"labels[{i}]", budget=budget)),
         )
-        for query, prompt, label in zip(request.query, prompts, labels, strict=True)
+        for i, (query, prompt, label) in enumerate(zip(request.query, prompts, labels, strict=True))
     ]
     return GradeRequest(items=items)
 
 
-def _slime_request(sample: SlimeRequest, verifier: str) -> GradeRequest:
-    item = GradeItem(
-        prompt=sample.prompt, response=sample.response, verifier=verifier, ground_truth=ground_truth(sample.label)
-    )
+def _slime_request(body: bytes, verifier: str, bodies: BodyParser) -> GradeRequest:
+    sample, budget = bodies.parse_with_budget(SlimeRequest, body)
+    label = ground_truth(sample.label, partial(bodies.embedded_json, where="label", budget=budget))
+    item = GradeItem(prompt=sample.prompt, response=sample.response, verifier=verifier, ground_truth=label)
     return GradeRequest(items=[item])
 
 

@@ -26,12 +26,17 @@ MAX_REASON_CHARS = 4000
 
 
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    # ASCII: a string of one character past U+FFFF would otherwise be held at four bytes
+    # a character, and a ground truth's canonical copy is as large as the ground truth.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
 def prepared_key(verifier: str, version: str, params_json: str, ground_truth_json: str) -> str:
-    payload = "\x1f".join((verifier, version, params_json, ground_truth_json))
-    return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
+    h = hashlib.blake2b(digest_size=16)
+    for i, part in enumerate((verifier, version, params_json, ground_truth_json)):
+        h.update(b"\x1f" if i else b"")
+        h.update(part.encode())
+    return h.hexdigest()
 
 
 def unit_key(prep_key: str, prompt: str, response: str) -> str:
