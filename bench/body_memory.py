@@ -37,6 +37,18 @@ def _items(item: str, target_bytes: int) -> bytes:
     return ('{"items":[' + _repeat(item, target_bytes) + "]}").encode()
 
 
+def _call_based_groups(target_bytes: int) -> bytes:
+    items = []
+    size = 0
+    while size < target_bytes and len(items) < 10_000:
+        group = len(items) // 8
+        tests = {"fn_name": f"f{group}", "inputs": [[j] for j in range(100)], "outputs": [[j * j] for j in range(100)]}
+        item = {"response": "x" * 1500, "verifier": "format", "ground_truth": tests, "group": str(group)}
+        items.append(item)
+        size += len(json.dumps(item))
+    return json.dumps({"items": items}).encode()
+
+
 def _one_item(field: str, value_json: str) -> bytes:
     return ('{"items":[{"response":"x","verifier":"format","' + field + '":' + value_json + "}]}").encode()
 
@@ -104,6 +116,17 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
             '{"items":[{"response":"x","verifier":"format","ground_truth":"\\ud83d\\ude00' + "a" * n + '"}]}'
         ).encode(),
     ),
+    # Every field of 10,000 items and their 50,000 references invalid: an error each.
+    "many_errors": (
+        "/v1/grade",
+        lambda n: _items(
+            '{"response":1,"prompt":1,"id":1,"group":1,"params":1,"metadata":1,"verifier":['
+            + ",".join(['{"name":"","weight":"x","params":1}'] * 5)
+            + "]}",
+            10_000 * 230,
+        ),
+    ),
+    "openrlhf_int_queries": ("/get_reward?verifier=format", lambda n: ('{"query":[' + _repeat("1", n) + "]}").encode()),
     # Legitimate bodies at the limits.
     "code_tests": (
         "/v1/grade",
@@ -120,6 +143,9 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
             '{"response":"' + "y" * 100 + '","verifier":[' + ",".join(['{"name":"format"}'] * 5) + "]}", 10_000 * 200
         ),
     ),
+    # A GRPO batch of call-based code tests (APPS, TACO): each group's ground truth is
+    # sent with each of its 8 responses.
+    "call_based_groups": ("/v1/grade", lambda n: _call_based_groups(n)),
     "long_responses": ("/v1/grade", lambda n: _items('{"response":"' + "z" * 50_000 + '","verifier":"format"}', n)),
 }
 

@@ -100,7 +100,7 @@ def test_a_grade_shape_counts_items_and_references_and_places_every_value() -> N
     }
     shape = grade_shape(json.dumps(body).encode())
     assert (shape.items, shape.verifier_refs) == (2, 3)
-    places = {where: bytes(raw) for where, raw in shape.values() if raw}
+    places = {where: bytes(raw) for where, raw, _ in shape.values() if raw}
     assert places == {
         "strict": b"true",
         "items[0].response": b'"x"',

@@ -24,17 +24,25 @@ EXPECTED_STATUS = {
     "refs_with_params": 422,
     "openrlhf_many_queries": 422,
     "emoji_ground_truth": 200,
+    "many_errors": 422,
+    "call_based_groups": 200,
     "code_tests": 200,
+    "max_refs_accepted": 200,
     "long_responses": 200,
 }
-MEASURED = [name for name in SHAPES if name != "max_refs_accepted"]
+# Requests within the count limits (10,000 items, 50,000 verifier references) but small,
+# dense in references: each item and reference costs its objects, and each item its
+# answer, whatever the bytes that asked for them (about 20 MiB to parse the largest, 70
+# with its answer). Their bound is that absolute cost.
+WITHIN_THE_COUNT_LIMITS = {"many_errors": 96, "max_refs_accepted": 96}
 
 
-@pytest.mark.parametrize("shape", MEASURED)
+@pytest.mark.parametrize("shape", SHAPES)
 def test_peak_memory_stays_within_a_multiple_of_the_body(plugin_dir: Path, shape: str) -> None:
     path, build = SHAPES[shape]
     body = build(BODY_BYTES)
     with Server(plugin_dir, "--workers", "1", cache_entries="0") as server:
         row = measure(server, path, body)
     assert row["status"] == EXPECTED_STATUS.get(shape, 413), row
-    assert row["growth_mb"] * 1024 * 1024 <= MAX_GROWTH * len(body) + 1024 * 1024, row
+    floor_mb = WITHIN_THE_COUNT_LIMITS.get(shape, 1)
+    assert row["growth_mb"] * 1024 * 1024 <= MAX_GROWTH * len(body) + floor_mb * 1024 * 1024, row

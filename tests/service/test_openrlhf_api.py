@@ -54,6 +54,38 @@ def test_label_as_ground_truth(label: Any, expected: Any) -> None:
     assert ground_truth(label) == expected
 
 
+@pytest.mark.parametrize(
+    "label",
+    [
+        '{"a": "\\ud800"}',  # an escaped lone surrogate
+        '{"a": 1, "a": 2}',
+        '{"a": ' + "[" * 300 + "]" * 300 + "}",
+        '{"a": ' + "[" * 5000 + "]" * 5000 + "}",
+        '{"a": NaN}',
+    ],
+    ids=["lone surrogate", "duplicate key", "deep", "deeper than the stack", "NaN"],
+)
+def test_a_label_whose_json_is_refused_is_its_text_and_never_a_500(http: httpx.Client, label: str) -> None:
+    assert ground_truth(label) == label
+    response = post(http, {"query": ["x"], "labels": [label]}, verifier="format")
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"query": [1] * 20_000}, "query: 20000 entries exceed the limit of 10000"),
+        ({"query": ["x", 1, 2]}, "query[1]: Input should be a valid str"),
+        ({"query": ["x"], "prompts": ["p", None]}, "prompts[1]: Input should be a valid str"),
+        ({"query": ["x"], "labels": [None] * 20_000}, "labels: 20000 entries exceed the limit of 10000"),
+    ],
+)
+def test_lists_are_checked_before_a_model_is_built(http: httpx.Client, payload: dict[str, Any], message: str) -> None:
+    response = post(http, payload, verifier="format")
+    assert response.status_code == 422
+    assert message in response.json()["error"]["message"]
+
+
 def test_single_sample_as_openrlhf_sends_it(http: httpx.Client) -> None:
     payload = {"query": [CHAT_PROMPT + r"So \boxed{4}<|im_end|>"], "prompts": [CHAT_PROMPT], "labels": ["4"]}
     response = post(http, payload)

@@ -7,18 +7,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import msgspec
 from pydantic import BaseModel, ValidationError
 
-from rlvr.service.body_cost import ShapeError, cost_within, grade_shape, value_cost
+from rlvr.service.body_cost import (
+    GradeShape,
+    ShapeError,
+    cost_within,
+    grade_shape,
+    upper_cost,
+    value_cost,
+)
 from rlvr.service.errors import BadRequest, PayloadTooLarge
+from rlvr.service.grade_body import error_messages, validate_grade
 from rlvr.service.models import GradeRequest
-from rlvr.service.planning import MAX_ERRORS_LISTED, format_loc
+from rlvr.service.planning import MAX_ERRORS_LISTED
 
 Model = TypeVar("Model", bound=BaseModel)
 Parsed = TypeVar("Parsed")
@@ -32,11 +41,6 @@ UNCOUNTED_BODY_BYTES = INLINE_PARSE_BYTES
 # whatever walks them next (canonical JSON, a verifier).
 MAX_JSON_DEPTH = 255
 _CONTAINERS = (dict, list)
-# Items are validated dataclasses (see `models`): their errors read as a model's would.
-_DATACLASS_MESSAGES = {
-    "unexpected_keyword_argument": "Extra inputs are not permitted",
-    "missing_argument": "Field required",
-}
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,24 @@ class BodyLimits:
     def budget(self, body: bytes) -> int:
         """Bytes of Python objects a body of this size may decode to."""
         return int(self.max_parse_expansion * len(body)) + self.parse_floor_bytes
+
+
+Precheck = Callable[[Any], None]
+
+
+def check_lists(value: Any, limits: dict[str, int], items: type | None = None) -> None:
+    """BadRequest when a list (or object) in `value` named in `limits` is longer than
+    its limit there, or, given `items`, holds a value of another type: a precheck."""
+    if not isinstance(value, dict):
+        return
+    for name, limit in limits.items():
+        entries = value.get(name)
+        if isinstance(entries, list | dict) and len(entries) > limit:
+            raise BadRequest(f"{name}: {len(entries)} entries exceed the limit of {limit}")
+        if items is not None and isinstance(entries, list):
+            bad = next((i for i, entry in enumerate(entries) if not isinstance(entry, items)), None)
+            if bad is not None:
+                raise BadRequest(f"{name}[{bad}]: Input should be a valid {items.__name__}")
 
 
 @dataclass
@@ -76,27 +98,65 @@ class BodyParser:
         async with self._parsing:
             return await asyncio.get_running_loop().run_in_executor(None, parse, body)
 
-    def parse(self, model: type[Model], body: bytes) -> Model:
+    def parse(self, model: type[Model], body: bytes, precheck: Precheck | None = None) -> Model:
         """`body` as `model` (see `parse_body`); PayloadTooLarge when its JSON would
         decode to more objects than its size allows."""
-        return self.parse_with_budget(model, body)[0]
+        return self.parse_with_budget(model, body, precheck)[0]
 
-    def parse_with_budget(self, model: type[Model], body: bytes) -> tuple[Model, DecodeBudget]:
-        """`parse`, and what is left of the body's budget for the JSON its strings hold."""
+    def parse_with_budget(
+        self, model: type[Model], body: bytes, precheck: Precheck | None = None
+    ) -> tuple[Model, DecodeBudget]:
+        """`parse`, and what is left of the body's budget for the JSON its strings hold.
+        `precheck` sees the JSON value first: pydantic builds an error for every bad
+        entry of a list, so the lengths of a model's lists are checked before it runs."""
         budget = DecodeBudget(self.limits.budget(body))
         if len(body) > UNCOUNTED_BODY_BYTES:
             cost = cost_within(body, budget.left)
             if cost is None:
                 raise PayloadTooLarge(self._too_dense("body", body))
             budget.left -= cost
-        return parse_body(model, body), budget
+        return parse_body(model, body, precheck), budget
 
     def parse_grade(self, body: bytes) -> GradeRequest:
         """A grade request: its items and verifier references counted, and its values'
-        cost checked, before anything is built."""
+        cost checked, before any is read; equal free-form values are read once."""
+        try:
+            shape = grade_shape(body)
+        except ShapeError as exc:
+            # Not a grade request's outline: every error is named where the whole body is
+            # cheap enough to read, the first found where it is not.
+            if len(body) > UNCOUNTED_BODY_BYTES and cost_within(body, self.limits.budget(body)) is None:
+                raise BadRequest(str(exc)) from None
+            return validate_grade(decode_json(body))
+        self._check_counts(shape)
         if len(body) > UNCOUNTED_BODY_BYTES:
-            self._check_grade_shape(body)
-        return parse_body(GradeRequest, body)
+            self._check_cost(shape, body)
+        refuse_duplicate_keys(body)
+        return validate_grade(shape.request_value(read_json, SharedReader().read), keys_checked=True)
+
+    def _check_counts(self, shape: GradeShape) -> None:
+        limits = self.limits
+        if shape.items > limits.max_items:
+            raise BadRequest(f"items: {shape.items} items exceed the limit of {limits.max_items}")
+        if shape.verifier_refs > limits.max_verifier_refs:
+            raise BadRequest(
+                f"items: {shape.verifier_refs} verifier references exceed the limit of "
+                f"{limits.max_verifier_refs} per request"
+            )
+
+    def _check_cost(self, shape: GradeShape, body: bytes) -> None:
+        budget = self.limits.budget(body)
+        if upper_cost(body) <= budget:
+            return  # the whole body's bound is above its values' together
+        ascii_body = body.isascii()
+        if sum(value_cost(raw, exact=False, ascii_body=ascii_body) for raw in _distinct(shape)) <= budget:
+            return
+        # The first bound counts punctuation inside strings: count again, exactly.
+        for raw in _distinct(shape):
+            budget -= value_cost(raw, exact=True, ascii_body=ascii_body)
+            if budget < 0:
+                where = next(w for w, r, _ in shape.values() if r is raw)
+                raise PayloadTooLarge(self._too_dense(where, bytes(raw)))
 
     def embedded_json(self, text: str, where: str, budget: DecodeBudget) -> Any:
         """The JSON value a string holds (a dataset's label holding code tests), once its
@@ -111,33 +171,6 @@ class BodyParser:
         budget.left -= cost
         return decode_json(raw)
 
-    def _check_grade_shape(self, body: bytes) -> None:
-        try:
-            shape = grade_shape(body)
-        except ShapeError as exc:
-            # Not a grade request: pydantic names every error, where the whole body is
-            # cheap enough to read; the first error found, where it is not.
-            if cost_within(body, self.limits.budget(body)) is None:
-                raise BadRequest(str(exc)) from None
-            return
-        limits = self.limits
-        if shape.items > limits.max_items:
-            raise BadRequest(f"items: {shape.items} items exceed the limit of {limits.max_items}")
-        if shape.verifier_refs > limits.max_verifier_refs:
-            raise BadRequest(
-                f"items: {shape.verifier_refs} verifier references exceed the limit of "
-                f"{limits.max_verifier_refs} per request"
-            )
-        budget = limits.budget(body)
-        ascii_body = body.isascii()
-        if sum(value_cost(raw, exact=False, ascii_body=ascii_body) for _, raw in shape.values()) <= budget:
-            return
-        # The first bound counts punctuation inside strings: count again, exactly.
-        for where, raw in shape.values():
-            budget -= value_cost(raw, exact=True, ascii_body=ascii_body)
-            if budget < 0:
-                raise PayloadTooLarge(self._too_dense(where, bytes(raw)))
-
     def _too_dense(self, where: str, raw: bytes) -> str:
         return (
             f"{where}: {len(raw)} bytes of JSON would decode to more than {self.limits.max_parse_expansion:g} "
@@ -146,24 +179,73 @@ class BodyParser:
         )
 
 
-def parse_body(model: type[Model], body: bytes) -> Model:
+def _distinct(shape: GradeShape) -> Iterator[msgspec.Raw]:
+    """The shape's values, each free-form one once however often it is repeated."""
+    seen: set[bytes] = set()
+    for _, raw, free_form in shape.values():
+        if free_form and raw:
+            digest = _digest(raw)
+            if digest in seen:
+                continue
+            seen.add(digest)
+        yield raw
+
+
+def _digest(raw: msgspec.Raw) -> bytes:
+    return hashlib.blake2b(memoryview(raw), digest_size=16).digest()
+
+
+class SharedReader:
+    """Reads JSON values, giving one object for equal ones (a group's ground truth comes
+    with each of its responses)."""
+
+    def __init__(self) -> None:
+        self._read: dict[bytes, Any] = {}
+
+    def read(self, raw: msgspec.Raw) -> Any:
+        digest = _digest(raw)
+        if digest not in self._read:
+            self._read[digest] = read_json(raw)
+        return self._read[digest]
+
+
+def read_json(raw: msgspec.Raw | bytes) -> Any:
+    """One JSON value of a body whose keys are checked (`refuse_duplicate_keys`); BadRequest
+    when it nests too deeply."""
+    try:
+        value = msgspec.json.decode(raw)
+    except RecursionError:
+        raise BadRequest(f"body: nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if type(value) in _CONTAINERS and _depth(value) > MAX_JSON_DEPTH:
+        raise BadRequest(f"body: nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def refuse_duplicate_keys(body: bytes) -> None:
+    """BadRequest naming a key that appears twice in one object (JSON leaves that
+    undefined: refused, not guessed). Each object is dropped once checked, so that this
+    holds no more than the longest list of plain values at a time."""
+    with contextlib.suppress(ValueError, RecursionError):  # msgspec's reading reports these
+        json.loads(body, object_pairs_hook=_refuse_duplicate_keys)
+
+
+def parse_body(model: type[Model], body: bytes, precheck: Precheck | None = None) -> Model:
     """`body` as `model`; BadRequest naming the item and field, the duplicated key, or
     the depth past `MAX_JSON_DEPTH`."""
     value = decode_json(body)
+    if precheck is not None:
+        precheck(value)
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        message, details = body_errors(exc)
-        raise BadRequest(message, details=details) from None
+        shown = error_messages(exc)[:MAX_ERRORS_LISTED]
+        raise BadRequest("; ".join(shown), details={"errors": shown}) from None
 
 
 def decode_json(body: bytes) -> Any:
     """`body`'s JSON value; BadRequest when it is not valid JSON, nests too deeply, or
     repeats a key in an object (JSON leaves that undefined: refused, not guessed)."""
-    # A first reading only checks keys: each object is dropped once checked, so that it
-    # holds no more than the longest list of plain values at a time.
-    with contextlib.suppress(ValueError, RecursionError):  # msgspec's reading reports these
-        json.loads(body, object_pairs_hook=_refuse_duplicate_keys)
+    refuse_duplicate_keys(body)
     try:
         value = msgspec.json.decode(body)
     except msgspec.DecodeError as exc:
@@ -196,15 +278,3 @@ def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> None:
         if key in seen:
             raise BadRequest(f"body: the key {key[:100]!r} appears twice in one object")
         seen.add(key)
-
-
-def body_errors(exc: ValidationError) -> tuple[str, dict[str, Any]]:
-    messages = []
-    for err in exc.errors(include_url=False):
-        if err["type"] == "json_invalid":
-            messages.append(f"body: not valid JSON ({err.get('ctx', {}).get('error', 'parse error')})")
-            continue
-        where = format_loc("", err["loc"]).lstrip(".") or "body"
-        messages.append(f"{where}: {_DATACLASS_MESSAGES.get(err['type'], err['msg'])}")
-    shown = messages[:MAX_ERRORS_LISTED]
-    return "; ".join(shown), {"errors": shown}

@@ -15,8 +15,9 @@ Two measures, both in C-speed passes over the bytes that allocate at most a copy
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -49,6 +50,9 @@ STRINGS_PER_SPAN = 4096
 _SPAN = re.compile(rb'[^"]*+(?:"(?:[^"\\]++|\\.)*+"[^"]*+){0,%d}+' % STRINGS_PER_SPAN)
 # A character past U+FFFF: a 4-byte UTF-8 sequence, or an escaped surrogate.
 _ASTRAL = re.compile(rb"[\xf0-\xf4]|\\u[dD][89abAB]")
+# Kept for `upper_cost`: structure, quotes, and the `\\` and `u` of a `\\u` escape (kept
+# apart, they can only make it think one is there).
+_NOT_PUNCTUATION = bytes(b for b in range(256) if b not in b'[]{}",:\\u')
 _NOT_DIGITS = bytes(b for b in range(256) if b not in b"0123456789-")
 
 
@@ -117,15 +121,19 @@ def value_cost(raw: bytes | msgspec.Raw, *, exact: bool, ascii_body: bool) -> in
     return outline(text).cost(width) if exact else upper_cost(text, width)
 
 
-def upper_cost(raw: bytes, width: int = 1) -> int:
+def upper_cost(raw: bytes, width: int | None = None) -> int:
     """The bytes of Python objects `raw` decodes to, at most: punctuation inside strings
-    counts as structure, and every value as a number of its own."""
-    containers = raw.count(b"[") + raw.count(b"{")
-    values = raw.count(b",") + containers
+    counts as structure, and every value as a number of its own. Strings are taken at
+    `width` bytes a character, or, not given, 1 for plain ASCII and else the widest, 4."""
+    punctuation = raw.translate(None, _NOT_PUNCTUATION)  # one pass; the counts run on what is left
+    if width is None:
+        width = 1 if raw.isascii() and b"\\u" not in punctuation else 4
+    containers = punctuation.count(b"[") + punctuation.count(b"{")
+    values = punctuation.count(b",") + containers
     return (
         CONTAINER_BYTES * containers
-        + STRING_BYTES * (raw.count(b'"') // 2)
-        + DICT_ENTRY_BYTES * raw.count(b":")
+        + STRING_BYTES * (punctuation.count(b'"') // 2)
+        + DICT_ENTRY_BYTES * punctuation.count(b":")
         + (POINTER_BYTES + NUMBER_BYTES) * values
         + width * len(raw)
     )
@@ -133,11 +141,10 @@ def upper_cost(raw: bytes, width: int = 1) -> int:
 
 def cost_within(raw: bytes, budget: int) -> int | None:
     """What `raw` decodes to, in bytes, when it is within `budget`, else None."""
-    width = string_width(raw)
-    bound = upper_cost(raw, width)
+    bound = upper_cost(raw)
     if bound <= budget:
         return bound
-    exact = outline(raw).cost(width)
+    exact = outline(raw).cost(string_width(raw))
     return exact if exact <= budget else None
 
 
@@ -182,6 +189,7 @@ class _BodyShape(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 _DECODER = msgspec.json.Decoder(_BodyShape)
 _AT = re.compile(r" - at `\$(.*)`$")
 _ITEM_FIELDS = ("response", "id", "prompt", "ground_truth", "params", "group", "metadata")
+_FREE_FORM = frozenset({"ground_truth", "params", "metadata"})
 
 
 @dataclass(frozen=True)
@@ -192,17 +200,66 @@ class GradeShape:
     verifier_refs: int
     _shape: _BodyShape
 
-    def values(self) -> Iterator[tuple[str, msgspec.Raw]]:
-        """(place, JSON) of each value, one at a time."""
+    def values(self) -> Iterator[tuple[str, msgspec.Raw, bool]]:
+        """(place, JSON, free-form) of each value, one at a time. Equal free-form values
+        (a group's ground truth, sent with each of its responses) are read once: see
+        `request_value`."""
         shape = self._shape
-        yield from (("deadline_s", shape.deadline_s), ("advantage", shape.advantage), ("strict", shape.strict))
+        yield from (("deadline_s", shape.deadline_s, False), ("advantage", shape.advantage, False))
+        yield "strict", shape.strict, False
         for i, item in enumerate(shape.items):
             for name in _ITEM_FIELDS:
-                yield f"items[{i}].{name}", getattr(item, name)
+                yield f"items[{i}].{name}", getattr(item, name), name in _FREE_FORM
             if not isinstance(item.verifier, str):
                 for j, ref in enumerate(item.verifier):
-                    yield f"items[{i}].verifier[{j}].weight", ref.weight
-                    yield f"items[{i}].verifier[{j}].params", ref.params
+                    yield f"items[{i}].verifier[{j}].weight", ref.weight, False
+                    yield f"items[{i}].verifier[{j}].params", ref.params, True
+
+    def request_value(self, read: Read, read_free_form: Read) -> dict[str, Any]:
+        """The request as JSON values: each read by `read`, the free-form ones by
+        `read_free_form` (which may give one object for equal values)."""
+        shape = self._shape
+        value = {name: read(raw) for name, raw in _envelope(shape) if raw}
+        value["items"] = [_item_value(item, read, read_free_form) for item in shape.items]
+        return value
+
+
+Read = Callable[[msgspec.Raw], Any]
+
+
+def _envelope(shape: _BodyShape) -> tuple[tuple[str, msgspec.Raw], ...]:
+    return ("deadline_s", shape.deadline_s), ("advantage", shape.advantage), ("strict", shape.strict)
+
+
+def _item_value(item: _ItemShape, read: Read, read_free_form: Read) -> dict[str, Any]:
+    verifier = item.verifier
+    value: dict[str, Any] = {
+        "response": read(item.response),
+        "verifier": verifier if isinstance(verifier, str) else [_ref_value(r, read, read_free_form) for r in verifier],
+    }
+    # Field by field, not by name: this runs for every item of every request.
+    if item.id:
+        value["id"] = read(item.id)
+    if item.prompt:
+        value["prompt"] = read(item.prompt)
+    if item.group:
+        value["group"] = read(item.group)
+    if item.ground_truth:
+        value["ground_truth"] = read_free_form(item.ground_truth)
+    if item.params:
+        value["params"] = read_free_form(item.params)
+    if item.metadata:
+        value["metadata"] = read_free_form(item.metadata)
+    return value
+
+
+def _ref_value(ref: _RefShape, read: Read, read_free_form: Read) -> dict[str, Any]:
+    value: dict[str, Any] = {"name": ref.name}
+    if ref.weight:
+        value["weight"] = read(ref.weight)
+    if ref.params:
+        value["params"] = read_free_form(ref.params)
+    return value
 
 
 def grade_shape(body: bytes) -> GradeShape:

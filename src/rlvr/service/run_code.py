@@ -30,6 +30,7 @@ import binascii
 import logging
 import math
 import shutil
+from functools import partial
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request
@@ -41,7 +42,7 @@ from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.jobs import ProgramJob
 from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
 from rlvr.service.asgi import StrictJSONResponse
-from rlvr.service.bodies import BodyParser
+from rlvr.service.bodies import BodyParser, check_lists
 from rlvr.service.dispatch.slots import SlotLost, SlotPool
 from rlvr.service.drain import Drain
 from rlvr.service.errors import ShuttingDown
@@ -58,6 +59,7 @@ MAX_STDIN_CHARS = 16 * 1024 * 1024
 MAX_FILES_BYTES = 16 * 1024 * 1024
 MAX_FETCH_BYTES = 8 * 1024 * 1024
 MAX_PATH_CHARS = 1024
+MAX_FILES = 1000
 # Kept of each of stdout and stderr (SandboxFusion keeps 1 MiB too).
 MAX_OUTPUT_BYTES = 1024 * 1024
 # Past the job's own wall limit, how long to wait for a pool process before calling it lost.
@@ -73,9 +75,7 @@ class RunCodeRequest(BaseModel):
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     code: str = Field(max_length=MAX_PROGRAM_CHARS, description="The program.")
-    language: Language = Field(
-        description="python, cpp (g++ -O2 -std=c++17, as SandboxFusion) or nodejs."
-    )
+    language: Language = Field(description="python, cpp (g++ -O2 -std=c++17, as SandboxFusion) or nodejs.")
     stdin: str | None = Field(None, max_length=MAX_STDIN_CHARS, description="The program's standard input.")
     compile_timeout: float = Field(10, gt=0, le=MAX_COMPILE_TIMEOUT_S, description="Seconds (cpp).")
     run_timeout: float = Field(10, gt=0, le=MAX_RUN_TIMEOUT_S, description="Seconds.")
@@ -119,6 +119,10 @@ class RunCodeRequest(BaseModel):
         for path in paths:
             _check_path(path, absolute=True)
         return paths
+
+
+def _check_run_code_lists(value: Any) -> None:
+    check_lists(value, {"files": MAX_FILES, "fetch_files": MAX_FILES})
 
 
 def _check_path(path: str, absolute: bool = False) -> None:
@@ -306,7 +310,9 @@ def add_run_code_routes(app: FastAPI, pool: RunCodePool, drain: Drain, bodies: B
         },
     )
     async def run_code(request: Request) -> Response:
-        body = await bodies.off_loop(lambda raw: bodies.parse(RunCodeRequest, raw), await request.body())
+        body = await bodies.off_loop(
+            partial(bodies.parse, RunCodeRequest, precheck=_check_run_code_lists), await request.body()
+        )
         try:
             answer = await drain.run(pool.run(body))
         except ShuttingDown:

@@ -20,7 +20,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.service.asgi import StrictJSONResponse
-from rlvr.service.bodies import BodyParser, decode_json
+from rlvr.service.bodies import BodyParser, check_lists, decode_json
 from rlvr.service.errors import BadRequest
 from rlvr.service.models import ErrorResponse, GradeItem, GradeRequest, GradeResponse
 
@@ -162,10 +162,9 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
 
 
 def _openrlhf_request(body: bytes, verifier: str, bodies: BodyParser) -> GradeRequest:
-    request, budget = bodies.parse_with_budget(OpenRLHFRequest, body)
+    limit = bodies.limits.max_items
+    request, budget = bodies.parse_with_budget(OpenRLHFRequest, body, lambda value: _check_openrlhf_lists(value, limit))
     n = len(request.query)
-    if n > bodies.limits.max_items:
-        raise BadRequest(f"query: {n} entries exceed the limit of {bodies.limits.max_items} items")
     for name, values in (("prompts", request.prompts), ("labels", request.labels)):
         if values is not None and len(values) != n:
             raise BadRequest(f"{name}: {len(values)} entries, but query has {n}")
@@ -181,6 +180,11 @@ def _openrlhf_request(body: bytes, verifier: str, bodies: BodyParser) -> GradeRe
         for i, (query, prompt, label) in enumerate(zip(request.query, prompts, labels, strict=True))
     ]
     return GradeRequest(items=items)
+
+
+def _check_openrlhf_lists(value: Any, max_items: int) -> None:
+    check_lists(value, {"labels": max_items})
+    check_lists(value, {"query": max_items, "prompts": max_items}, str)
 
 
 def _slime_request(body: bytes, verifier: str, bodies: BodyParser) -> GradeRequest:

@@ -35,8 +35,18 @@ def prepared_key(verifier: str, version: str, params_json: str, ground_truth_jso
     h = hashlib.blake2b(digest_size=16)
     for i, part in enumerate((verifier, version, params_json, ground_truth_json)):
         h.update(b"\x1f" if i else b"")
-        h.update(part.encode())
+        _hash_text(h, part, "strict")
     return h.hexdigest()
+
+
+# Texts are hashed a slice at a time: a ground truth or response can be tens of megabytes,
+# and its whole encoding would be one more copy of it while a request is planned.
+HASHED_SLICE_CHARS = 1 << 20
+
+
+def _hash_text(h: Any, text: str, errors: str) -> None:
+    for start in range(0, len(text), HASHED_SLICE_CHARS):
+        h.update(text[start : start + HASHED_SLICE_CHARS].encode("utf-8", errors))
 
 
 def unit_key(prep_key: str, prompt: str, response: str) -> str:
@@ -47,7 +57,7 @@ def unit_key(prep_key: str, prompt: str, response: str) -> str:
     for text in (prompt, response):
         h.update(b"\x1f")
         h.update(len(text).to_bytes(8, "little"))
-        h.update(text.encode("utf-8", "surrogatepass"))
+        _hash_text(h, text, "surrogatepass")
     return h.hexdigest()
 
 
