@@ -3,7 +3,7 @@ anchor), and the longest `/healthz` answer while the body is read and parsed: ho
 shapes (millions of items or verifier references, free-form fields of empty containers,
 unique keys, deep nesting) and legitimate ones at the limits, through a real `rlvr serve`.
 
-    python -m bench.body_memory [--mb 48] [--shapes refs_bomb,metadata_lists,...]
+    python -m bench.body_memory [--mb 48] [--shapes refs_bomb,metadata_lists,...] [--against DIR]
 
 Each body goes to a fresh server, from a reset high-water mark (`/proc/<pid>/clear_refs`), so its
 growth is the request's own: peak RSS (VmHWM) after it, less RSS before it. The body is
@@ -13,6 +13,7 @@ built here, outside the server; what the server holds of it counts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import tempfile
 import threading
@@ -143,6 +144,33 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
             '{"response":"' + "y" * 100 + '","verifier":[' + ",".join(['{"name":"format"}'] * 5) + "]}", 10_000 * 200
         ),
     ),
+    # One ground truth beside 1,000 references differing only in their params.
+    "refs_distinct_params": (
+        "/v1/grade",
+        lambda n: json.dumps(
+            {
+                "items": [
+                    {
+                        "response": "x",
+                        "ground_truth": [0] * 40_000,
+                        "verifier": [{"name": "format", "params": {"timeout_s": 0.5 + j * 1e-6}} for j in range(1000)],
+                    }
+                ]
+            }
+        ).encode(),
+    ),
+    # slime's one sample, its label the JSON text of call-based tests.
+    "slime_call_based_label": (
+        "/v1/reward?verifier=format",
+        lambda n: json.dumps(
+            {
+                "response": "x",
+                "label": json.dumps(
+                    {"fn_name": "f", "inputs": [[j] * 100 for j in range(300)], "outputs": [[j] for j in range(300)]}
+                ),
+            }
+        ).encode(),
+    ),
     # A GRPO batch of call-based code tests (APPS, TACO): each group's ground truth is
     # sent with each of its 8 responses.
     "call_based_groups": ("/v1/grade", lambda n: _call_based_groups(n)),
@@ -169,7 +197,8 @@ def _healthz_watch(url: str) -> Iterator[list[float]]:
         with httpx.Client(timeout=60) as client:
             while not stop.is_set():
                 started = time.perf_counter()
-                client.get(url + "/healthz")
+                with contextlib.suppress(httpx.HTTPError):  # a timeout is a latency too
+                    client.get(url + "/healthz")
                 latencies.append(time.perf_counter() - started)
                 stop.wait(0.05)
 
@@ -204,23 +233,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=48.0, help="Target body size of the hostile shapes, MiB.")
     parser.add_argument("--shapes", default=",".join(SHAPES), help="Comma-separated shape names.")
+    parser.add_argument(
+        "--against", type=Path, help="Another checkout (a `git worktree` of an older commit): its server too."
+    )
     args = parser.parse_args()
     target = int(args.mb * MiB)
-    print(f"{'shape':20} {'status':>6} {'body MiB':>9} {'peak growth MiB':>16} {'x body':>7} {'healthz max ms':>15}")
+    sources: list[Path | None] = [None] if args.against is None else [args.against.resolve() / "src", None]
+    print(f"{'shape':20} {'server':>7} {'status':>6} {'body MiB':>9} {'peak MiB':>9} {'x body':>7} {'healthz ms':>11}")
     for name in args.shapes.split(","):
         path, build = SHAPES[name]
         body = build(target)
-        # A fresh server each: memory an earlier request left to the allocator would hide this one's.
-        with (
-            tempfile.TemporaryDirectory() as plugins,
-            Server(Path(plugins), "--workers", "1", cache_entries="0") as server,
-        ):
-            row = measure(server, path, body)
-        print(
-            f"{name:20} {row['status']:>6} {row['body_mb']:>9.1f} {row['growth_mb']:>16.1f} "
-            f"{row['ratio']:>7.2f} {row['healthz_max_ms']:>15.0f}  {row['message']}",
-            flush=True,
-        )
+        for source in sources:
+            row = _measure_fresh(path, body, source)
+            print(
+                f"{name:20} {'against' if source else 'this':>7} {row['status']:>6} {row['body_mb']:>9.1f} "
+                f"{row['growth_mb']:>9.1f} {row['ratio']:>7.2f} {row['healthz_max_ms']:>11.0f}  {row['message'][:70]}",
+                flush=True,
+            )
+
+
+def _measure_fresh(path: str, body: bytes, source: Path | None) -> dict[str, Any]:
+    # A fresh server each: memory an earlier request left to the allocator would hide this one's.
+    with tempfile.TemporaryDirectory() as plugins:
+        env = {"PYTHONPATH": f"{source}:{plugins}"} if source else None
+        with Server(Path(plugins), "--workers", "1", env=env, cache_entries="0") as server:
+            return measure(server, path, body)
 
 
 if __name__ == "__main__":

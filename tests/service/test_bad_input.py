@@ -28,6 +28,30 @@ def test_empty_body(http: httpx.Client) -> None:
     assert "not valid JSON" in error_of(http.post("/v1/grade", content=b""))
 
 
+ITEM = b'{"response": "x", "verifier": "format"'
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        ITEM + b', "ground_truth": [1e400]}',
+        ITEM + b', "metadata": {"a": -1e999}}',
+        ITEM + b', "params": {"a": 1e400}}',
+        b'{"response": 1e400, "verifier": "format"}',
+        ITEM + b', "ground_truth": ' + b"9" * 5000 + b"}",
+        b"{\"response\": \"caf\xc3\", \"verifier\": \"format\"}",
+        ITEM + b', "ground_truth": "\\ud800"}',
+    ],
+    ids=["1e400", "-1e999", "params 1e400", "response 1e400", "5000 digits", "bad UTF-8", "lone surrogate"],
+)
+@pytest.mark.parametrize("route", ["/v1/grade", "/v1/validate"])
+def test_a_value_json_cannot_hold_is_a_422_wherever_it_is(http: httpx.Client, body: bytes, route: str) -> None:
+    for request in (b'{"items": [' + body + b"]}", b'{"items": [' + body + b"], " + b'"deadline_s": 1e400}'):
+        r = http.post(route, content=request, headers={"content-type": "application/json"})
+        assert r.status_code == 422, r.text
+        assert "not valid JSON" in error_of(r)
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [

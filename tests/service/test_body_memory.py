@@ -15,6 +15,8 @@ from tests.services import Server
 
 BODY_BYTES = 8 * 1024 * 1024
 MAX_GROWTH = 10.0
+# What any request costs besides its body's objects (its unit, its answer, the allocator).
+REQUEST_FLOOR_MB = 4
 EXPECTED_STATUS = {
     "refs_bomb": 422,
     "items_bomb": 422,
@@ -26,6 +28,8 @@ EXPECTED_STATUS = {
     "emoji_ground_truth": 200,
     "many_errors": 422,
     "call_based_groups": 200,
+    "refs_distinct_params": 200,
+    "slime_call_based_label": 200,
     "code_tests": 200,
     "max_refs_accepted": 200,
     "long_responses": 200,
@@ -34,7 +38,7 @@ EXPECTED_STATUS = {
 # dense in references: each item and reference costs its objects, and each item its
 # answer, whatever the bytes that asked for them (about 20 MiB to parse the largest, 70
 # with its answer). Their bound is that absolute cost.
-WITHIN_THE_COUNT_LIMITS = {"many_errors": 96, "max_refs_accepted": 96}
+WITHIN_THE_COUNT_LIMITS = {"many_errors": 96, "max_refs_accepted": 96, "refs_distinct_params": 96}
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -44,5 +48,5 @@ def test_peak_memory_stays_within_a_multiple_of_the_body(plugin_dir: Path, shape
     with Server(plugin_dir, "--workers", "1", cache_entries="0") as server:
         row = measure(server, path, body)
     assert row["status"] == EXPECTED_STATUS.get(shape, 413), row
-    floor_mb = WITHIN_THE_COUNT_LIMITS.get(shape, 1)
+    floor_mb = WITHIN_THE_COUNT_LIMITS.get(shape, REQUEST_FLOOR_MB)
     assert row["growth_mb"] * 1024 * 1024 <= MAX_GROWTH * len(body) + floor_mb * 1024 * 1024, row

@@ -21,6 +21,8 @@ from rlvr.service.body_cost import (
     ShapeError,
     cost_within,
     grade_shape,
+    outline,
+    string_width,
     upper_cost,
     value_cost,
 )
@@ -77,9 +79,18 @@ def check_lists(value: Any, limits: dict[str, int], items: type | None = None) -
 
 @dataclass
 class DecodeBudget:
-    """Bytes of objects what is left of a request may still decode to."""
+    """Bytes of objects what is left of a request may still decode to. What the body was
+    charged may be its first bound (which counts the punctuation of the JSON its strings
+    hold as its own): `refund` charges it exactly instead, once."""
 
     left: int
+    body: bytes = b""
+    charged: int = 0
+
+    def refund(self) -> None:
+        if self.body:
+            self.left += self.charged - outline(self.body).cost(string_width(self.body))
+            self.body = b""
 
 
 class BodyParser:
@@ -114,7 +125,7 @@ class BodyParser:
             cost = cost_within(body, budget.left)
             if cost is None:
                 raise PayloadTooLarge(self._too_dense("body", body))
-            budget.left -= cost
+            budget = DecodeBudget(budget.left - cost, body, cost)
         return parse_body(model, body, precheck), budget
 
     def parse_grade(self, body: bytes) -> GradeRequest:
@@ -165,6 +176,7 @@ class BodyParser:
         raw = text.encode()
         cost = value_cost(raw, exact=False, ascii_body=False)
         if cost > budget.left:
+            budget.refund()
             cost = value_cost(raw, exact=True, ascii_body=False)
             if cost > budget.left:
                 raise PayloadTooLarge(self._too_dense(where, raw))
@@ -216,6 +228,8 @@ def read_json(raw: msgspec.Raw | bytes) -> Any:
         value = msgspec.json.decode(raw)
     except RecursionError:
         raise BadRequest(f"body: nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except msgspec.DecodeError as exc:  # the outline skips values, checking their syntax only
+        raise BadRequest(f"body: not valid JSON ({exc})") from None
     if type(value) in _CONTAINERS and _depth(value) > MAX_JSON_DEPTH:
         raise BadRequest(f"body: nested deeper than {MAX_JSON_DEPTH} levels")
     return value

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from rlvr.service.errors import BadRequest
 from rlvr.service.models import UNION_TAGS, GradeItem
@@ -118,8 +118,11 @@ class Planner:
         self.deadline = deadline
         self.strict = strict
         self.errors: list[str] = []
-        # Items of one prompt group share params and ground truth: validate each distinct pair once.
+        # Items of one prompt group share params and ground truth: validate each distinct
+        # pair once, and each distinct ground truth once whatever the params beside it (a
+        # list of references differing only in params must not copy it for each).
         self._checked: dict[tuple[str, str, str], _Checked | _Refused] = {}
+        self._truths: dict[tuple[str, str], Any] = {}
 
     def plan(self, items: Sequence[GradeItem], ground_truths: Sequence[str | None]) -> list[PlannedItem]:
         """Units of every item, given each item's ground truth as canonical JSON (None:
@@ -204,31 +207,35 @@ class Planner:
         memo_key = (ref.name, params_json, gt_json)
         checked = self._checked.get(memo_key)
         if checked is None:
-            checked = _validate(loaded, ref, item.ground_truth, params_json, gt_json)
+            checked = self._validate(loaded, ref, item.ground_truth, params_json, gt_json)
             self._checked[memo_key] = checked
         return checked
 
+    def _validate(
+        self, loaded: LoadedVerifier, ref: _Ref, ground_truth: Any, params_json: str, gt_json: str
+    ) -> _Checked | _Refused:
+        """The ref's params and the ground truth as JSON data once its verifier's models
+        accept them."""
+        params = _validated(loaded.params_adapter, ref.params, "params")
+        if isinstance(params, _Refused):
+            return params
+        truth_key = (ref.name, gt_json)
+        if truth_key not in self._truths:
+            self._truths[truth_key] = _validated(loaded.ground_truth_adapter, ground_truth, "ground_truth")
+        truth = self._truths[truth_key]
+        if isinstance(truth, _Refused):
+            return truth
+        return _Checked(prepared_key(ref.name, loaded.version, params_json, gt_json), params, truth)
 
-def _validate(
-    loaded: LoadedVerifier, ref: _Ref, ground_truth: Any, params_json: str, gt_json: str
-) -> _Checked | _Refused:
-    """The ref's params and the ground truth as JSON data once its verifier's models accept
-    them. A model that raises instead of refusing (a plugin's validator with a bug) refuses
-    the item, with the exception named: one row's data must not fail the request."""
+
+def _validated(adapter: TypeAdapter[Any], value: Any, part: str) -> Any:
+    """`value` as JSON data once `adapter` accepts it, else _Refused. A model that raises
+    instead of refusing (a plugin's validator with a bug) refuses the item, with the
+    exception named: one row's data must not fail the request."""
     try:
-        params = loaded.params_adapter.validate_python(ref.params)
+        valid = adapter.validate_python(value)
     except ValidationError as exc:
-        return _Refused("params", tuple(validation_messages("", exc)))
+        return _Refused(part, tuple(validation_messages("", exc)))
     except Exception as exc:
-        return _Refused("params", (f": the verifier's model raised {type(exc).__name__}: {exc}"[:500],))
-    try:
-        valid_truth = loaded.ground_truth_adapter.validate_python(ground_truth)
-    except ValidationError as exc:
-        return _Refused("ground_truth", tuple(validation_messages("", exc)))
-    except Exception as exc:
-        return _Refused("ground_truth", (f": the verifier's model raised {type(exc).__name__}: {exc}"[:500],))
-    return _Checked(
-        prepared_key(ref.name, loaded.version, params_json, gt_json),
-        loaded.params_adapter.dump_python(params, mode="json"),
-        loaded.ground_truth_adapter.dump_python(valid_truth, mode="json"),
-    )
+        return _Refused(part, (f": the verifier's model raised {type(exc).__name__}: {exc}"[:500],))
+    return adapter.dump_python(valid, mode="json")
