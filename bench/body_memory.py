@@ -38,6 +38,16 @@ def _items(item: str, target_bytes: int) -> bytes:
     return ('{"items":[' + _repeat(item, target_bytes) + "]}").encode()
 
 
+def _items_each(item: Callable[[int], str], target_bytes: int) -> bytes:
+    """Items made by `item(i)`, distinct ones, to about `target_bytes`."""
+    items: list[str] = []
+    size = 0
+    while size < target_bytes:
+        items.append(item(len(items)))
+        size += len(items[-1]) + 1
+    return ('{"items":[' + ",".join(items) + "]}").encode()
+
+
 def _call_based_groups(target_bytes: int) -> bytes:
     items = []
     size = 0
@@ -126,6 +136,31 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
             + "]}",
             10_000 * 230,
         ),
+    ),
+    # One object of unique 20-character keys: refused by its keys' cost before it is read.
+    "wide_object_ground_truth": (
+        "/v1/grade",
+        lambda n: _one_item("ground_truth", "{" + ",".join(f'"k{i:019d}":0' for i in range(n // 25)) + "}"),
+    ),
+    # Floats whose canonical JSON is three times their text (`1.5e15` is `1500000000000000.0`).
+    "exponent_floats": ("/v1/grade", lambda n: _one_item("ground_truth", "[" + _repeat("1.5e15", n) + "]")),
+    # Code ground truths of 999 keys the model does not know, each a distinct one.
+    "code_unknown_keys": (
+        "/v1/grade",
+        lambda n: _items_each(
+            lambda i: json.dumps(
+                {"response": "x", "verifier": "code", "ground_truth": {f"k{i}_{j:058d}": 0 for j in range(999)}}
+            ),
+            n,
+        ),
+    ),
+    # OpenRLHF's query: the prompt, a response one character of which is past U+FFFF, an
+    # end-of-turn token.
+    "openrlhf_wide_query": (
+        "/get_reward?verifier=format",
+        lambda n: json.dumps(
+            {"query": ["P" + "a" * n + "\U0001f600<|im_end|>"], "prompts": ["P"]}, ensure_ascii=False
+        ).encode(),
     ),
     "openrlhf_int_queries": ("/get_reward?verifier=format", lambda n: ('{"query":[' + _repeat("1", n) + "]}").encode()),
     # Legitimate bodies at the limits.

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from rlvr.service.bodies import MAX_JSON_DEPTH, decode_json
+from rlvr.service.bodies import MAX_JSON_DEPTH, BodyLimits, BodyParser, decode_json
 from rlvr.service.errors import BadRequest
+from rlvr.service.settings import DEFAULT_MAX_OBJECT_KEYS
 
 
 @pytest.mark.parametrize(
@@ -21,11 +22,11 @@ from rlvr.service.errors import BadRequest
     ],
 )
 def test_values_are_read_exactly(body: bytes, value: Any) -> None:
-    assert decode_json(body) == value
+    assert decode_json(body, DEFAULT_MAX_OBJECT_KEYS) == value
 
 
 def test_values_nested_to_the_limit_are_read() -> None:
-    value = decode_json(b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH)
+    value = decode_json(b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH, DEFAULT_MAX_OBJECT_KEYS)
     for _ in range(MAX_JSON_DEPTH - 1):
         [value] = value
     assert value == []
@@ -49,4 +50,48 @@ def test_values_nested_to_the_limit_are_read() -> None:
 )
 def test_bodies_json_leaves_undefined_or_forbids_are_refused(body: bytes, message: str) -> None:
     with pytest.raises(BadRequest, match=message):
-        decode_json(body)
+        decode_json(body, DEFAULT_MAX_OBJECT_KEYS)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"a": {' + b",".join(b'"k%d": 0' % i for i in range(17)) + b"}}", "an object of 17 keys; at most 16"),
+        (b"[" + b",".join([b'{"k": 0}'] * 100) + b"]", None),
+        (b'{"a": {' + b",".join(b'"k%d": 0' % i for i in range(16)) + b"}}", None),
+    ],
+    ids=["one object too wide", "many narrow objects", "at the limit"],
+)
+def test_keys_are_counted_per_object(body: bytes, message: str | None) -> None:
+    if message is None:
+        decode_json(body, 16)
+    else:
+        with pytest.raises(BadRequest, match=message):
+            decode_json(body, 16)
+
+
+def _grade_body(second_ground_truth: str) -> bytes:
+    items = [
+        f'{{"response": "x", "verifier": "format", "ground_truth": {gt}}}' for gt in ('{"a": 1}', second_ground_truth)
+    ]
+    return ('{"items": [' + ", ".join(items) + "]}").encode()
+
+
+@pytest.mark.parametrize(
+    ("ground_truth", "message"),
+    [
+        ('{"a": 1, "b": {"c": 1, "c": 2}}', "items[1].ground_truth: the key 'c' appears twice in one object"),
+        ("{" + ",".join(f'"k{i}": 0' for i in range(17)) + "}", "items[1].ground_truth: an object of 17 keys"),
+    ],
+)
+def test_a_grade_request_names_the_value_whose_keys_are_at_fault(ground_truth: str, message: str) -> None:
+    parser = BodyParser(BodyLimits(10, 10, 6.0, 1 << 20, max_object_keys=16), concurrency=1)
+    with pytest.raises(BadRequest) as caught:
+        parser.parse_grade(_grade_body(ground_truth))
+    assert caught.value.message.startswith(message), caught.value.message
+
+
+def test_a_key_repeated_outside_the_free_form_values_is_named_in_the_body() -> None:
+    parser = BodyParser(BodyLimits(10, 10, 6.0, 1 << 20, max_object_keys=16), concurrency=1)
+    with pytest.raises(BadRequest, match="body: the key 'response' appears twice"):
+        parser.parse_grade(b'{"items": [{"response": "x", "response": "y", "verifier": "format"}]}')

@@ -10,8 +10,12 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from rlvr.service.trainer_api import ground_truth, response_text
+from rlvr.service.bodies import decode_json
+from rlvr.service.settings import DEFAULT_MAX_OBJECT_KEYS
+from rlvr.service.trainer_api import SPECIAL_TOKENS, ground_truth, response_text
 from tests.services import Server
 
 CHAT_PROMPT = "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n"
@@ -38,6 +42,10 @@ def test_response_text(query: str, prompt: str | None, expected: str) -> None:
     assert response_text(query, prompt) == expected
 
 
+def _decode(text: str) -> Any:
+    return decode_json(text.encode(), DEFAULT_MAX_OBJECT_KEYS)
+
+
 @pytest.mark.parametrize(
     ("label", "expected"),
     [
@@ -51,7 +59,7 @@ def test_response_text(query: str, prompt: str | None, expected: str) -> None:
     ],
 )
 def test_label_as_ground_truth(label: Any, expected: Any) -> None:
-    assert ground_truth(label) == expected
+    assert ground_truth(label, _decode) == expected
 
 
 @pytest.mark.parametrize(
@@ -66,7 +74,7 @@ def test_label_as_ground_truth(label: Any, expected: Any) -> None:
     ids=["lone surrogate", "duplicate key", "deep", "deeper than the stack", "NaN"],
 )
 def test_a_label_whose_json_is_refused_is_its_text_and_never_a_500(http: httpx.Client, label: str) -> None:
-    assert ground_truth(label) == label
+    assert ground_truth(label, _decode) == label
     response = post(http, {"query": ["x"], "labels": [label]}, verifier="format")
     assert response.status_code == 200, response.text
 
@@ -178,3 +186,14 @@ def test_default_verifier_setting(default_math_server: str) -> None:
         slime = client.post("/v1/reward?verifier=format", json={"response": "<answer>4</answer>"}).json()
         assert slime["score"] == 0.0  # the format verifier also wants <think>
         assert client.post("/v1/reward", json={"response": r"\boxed{4}", "label": "4"}).json()["score"] == 1.0
+
+
+_PIECES = st.sampled_from([*SPECIAL_TOKENS, "<|im_", "end|>", "<", "|>", "</", "s>", "a", "P"])
+
+
+@given(st.lists(_PIECES, max_size=10).map("".join), st.sampled_from(["", "P", "a", "<|im_end|>"]))
+def test_the_response_is_what_follows_the_prompt_with_every_special_token_removed(query: str, prompt: str) -> None:
+    expected = query[query.find(prompt) + len(prompt) :] if prompt and prompt in query else query
+    for token in SPECIAL_TOKENS:
+        expected = expected.replace(token, "")
+    assert response_text(query, prompt) == expected

@@ -9,7 +9,7 @@ import pytest
 from rlvr.sandboxes import SandboxUnavailable, open_sandbox
 from rlvr.sandboxes.config import DockerConfig, SandboxConfig
 from rlvr.service.dispatch.pool import PoolDispatcher
-from rlvr.service.work import Unit, UnitResult, canonical_json, prepared_key, unit_key
+from rlvr.service.work import Unit, UnitResult, canonical, prepared_key, unit_key
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.registry import Registry
 
@@ -17,7 +17,7 @@ from rlvr.verifiers.registry import Registry
 def code_unit(body: str = "return x", deadline_s: float = 30.0) -> Unit:
     params, ground_truth = {}, {"tests": ["assert f(1) == 1"]}
     version = Registry(use_entry_points=False).get("code").version
-    prep = prepared_key("code", version, canonical_json(params), canonical_json(ground_truth))
+    prep = prepared_key("code", version, canonical(params), canonical(ground_truth))
     response = f"```python\ndef f(x):\n    {body}\n```"
     return Unit(unit_key(prep, "", response), prep, "code", params, ground_truth, "", response, deadline_s)
 

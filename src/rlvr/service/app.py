@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rlvr.errors import RLVRError
 from rlvr.service.asgi import BodyLimit, StrictJSONResponse, error_response
 from rlvr.service.backends import Backends, build_backends
-from rlvr.service.bodies import BodyLimits, BodyParser
+from rlvr.service.bodies import INLINE_PARSE_BYTES, BodyLimits, BodyParser
 from rlvr.service.contract import ground_truth_conditions
 from rlvr.service.drain import Drain
 from rlvr.service.errors import BackendUnavailable, ClientGone, Overloaded, ShuttingDown, http_status
@@ -82,6 +82,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
             max_verifier_refs=settings.max_verifier_refs,
             max_parse_expansion=settings.max_parse_expansion,
             parse_floor_bytes=settings.parse_floor_mb * 1024 * 1024,
+            max_object_keys=settings.max_object_keys,
         ),
         settings.planning_concurrency,
     )
@@ -188,8 +189,9 @@ def _add_grade_route(app: FastAPI, service: _Service) -> None:
         },
     )
     async def validate(request: Request) -> Response:
-        body = await service.bodies.off_loop(service.bodies.parse_grade, await request.body())
-        answer = await service.grader().validate(body)
+        body = await request.body()
+        parsed = await service.bodies.off_loop(service.bodies.parse_grade, body)
+        answer = await service.grader().validate(parsed, small=len(body) <= INLINE_PARSE_BYTES)
         return Response(answer.model_dump_json().encode(), media_type="application/json")
 
 
@@ -208,14 +210,15 @@ async def _serve(service: _Service, request: Request, build: Callable[[bytes], G
 async def _grade(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> GradeResponse:
     """The answer to a grade request; ClientGone (and its grading cancelled, so that its
     queued work is dropped) if the client disconnects first."""
-    body = await service.bodies.off_loop(build, await request.body())
+    body = await request.body()
+    parsed = await service.bodies.off_loop(build, body)
     # Graded in this task, which a disconnect cancels: one task fewer per request than
     # racing a grading task against the watcher.
     grading = asyncio.current_task()
     gone = asyncio.ensure_future(_disconnected(request))
     gone.add_done_callback(lambda watcher: _cancel_if_gone(watcher, grading))
     try:
-        return await service.grader().grade(body)
+        return await service.grader().grade(parsed, small=len(body) <= INLINE_PARSE_BYTES)
     except asyncio.CancelledError:
         if gone.done() and not gone.cancelled():
             raise ClientGone("the client disconnected before its answer") from None

@@ -6,11 +6,11 @@ the limits (`BodyParser`, with `body_cost`)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import msgspec
@@ -53,6 +53,7 @@ class BodyLimits:
     max_verifier_refs: int
     max_parse_expansion: float
     parse_floor_bytes: int
+    max_object_keys: int
 
     def budget(self, body: bytes) -> int:
         """Bytes of Python objects a body of this size may decode to."""
@@ -126,7 +127,7 @@ class BodyParser:
             if cost is None:
                 raise PayloadTooLarge(self._too_dense("body", body))
             budget = DecodeBudget(budget.left - cost, body, cost)
-        return parse_body(model, body, precheck), budget
+        return parse_body(model, body, self.limits.max_object_keys, precheck), budget
 
     def parse_grade(self, body: bytes) -> GradeRequest:
         """A grade request: its items and verifier references counted, and its values'
@@ -138,11 +139,11 @@ class BodyParser:
             # cheap enough to read, the first found where it is not.
             if len(body) > UNCOUNTED_BODY_BYTES and cost_within(body, self.limits.budget(body)) is None:
                 raise BadRequest(str(exc)) from None
-            return validate_grade(decode_json(body))
+            return validate_grade(decode_json(body, self.limits.max_object_keys))
         self._check_counts(shape)
         if len(body) > UNCOUNTED_BODY_BYTES:
             self._check_cost(shape, body)
-        refuse_duplicate_keys(body)
+        self._check_keys(shape, body)
         return validate_grade(shape.request_value(read_json, SharedReader().read), keys_checked=True)
 
     def _check_counts(self, shape: GradeShape) -> None:
@@ -154,6 +155,17 @@ class BodyParser:
                 f"items: {shape.verifier_refs} verifier references exceed the limit of "
                 f"{limits.max_verifier_refs} per request"
             )
+
+    def _check_keys(self, shape: GradeShape, body: bytes) -> None:
+        """BadRequest naming the value with a repeated key or too many keys in one object:
+        the whole body is checked in one pass, its values one by one only to name it."""
+        fault = key_fault(body, self.limits.max_object_keys)
+        if fault is None:
+            return
+        where = next(
+            (w for w, raw, _ in shape.values() if raw and key_fault(bytes(raw), self.limits.max_object_keys)), "body"
+        )
+        raise BadRequest(f"{where}: {fault}")
 
     def _check_cost(self, shape: GradeShape, body: bytes) -> None:
         budget = self.limits.budget(body)
@@ -181,7 +193,7 @@ class BodyParser:
             if cost > budget.left:
                 raise PayloadTooLarge(self._too_dense(where, raw))
         budget.left -= cost
-        return decode_json(raw)
+        return decode_json(raw, self.limits.max_object_keys)
 
     def _too_dense(self, where: str, raw: bytes) -> str:
         return (
@@ -222,7 +234,7 @@ class SharedReader:
 
 
 def read_json(raw: msgspec.Raw | bytes) -> Any:
-    """One JSON value of a body whose keys are checked (`refuse_duplicate_keys`); BadRequest
+    """One JSON value of a body whose keys are checked (`key_fault`); BadRequest
     when it nests too deeply."""
     try:
         value = msgspec.json.decode(raw)
@@ -235,18 +247,29 @@ def read_json(raw: msgspec.Raw | bytes) -> Any:
     return value
 
 
-def refuse_duplicate_keys(body: bytes) -> None:
-    """BadRequest naming a key that appears twice in one object (JSON leaves that
-    undefined: refused, not guessed). Each object is dropped once checked, so that this
-    holds no more than the longest list of plain values at a time."""
-    with contextlib.suppress(ValueError, RecursionError):  # msgspec's reading reports these
-        json.loads(body, object_pairs_hook=_refuse_duplicate_keys)
+class _KeyFault(Exception):
+    """Raised out of the standard library's JSON reading, which would wrap a ValueError."""
 
 
-def parse_body(model: type[Model], body: bytes, precheck: Precheck | None = None) -> Model:
-    """`body` as `model`; BadRequest naming the item and field, the duplicated key, or
-    the depth past `MAX_JSON_DEPTH`."""
-    value = decode_json(body)
+def key_fault(body: bytes, max_keys: int) -> str | None:
+    """What is wrong with the keys of `body`'s objects: a key that appears twice in one
+    object (JSON leaves that undefined: refused, not guessed), or more than `max_keys` in
+    one (a verifier's model builds an error for each key it does not know); None when
+    nothing is. Each object is dropped once checked, so that this holds no more than one
+    object's keys at a time."""
+    try:
+        json.loads(body, object_pairs_hook=partial(_check_keys, max_keys=max_keys))
+    except _KeyFault as fault:
+        return str(fault)
+    except (ValueError, RecursionError):  # msgspec's reading reports these
+        pass
+    return None
+
+
+def parse_body(model: type[Model], body: bytes, max_object_keys: int, precheck: Precheck | None = None) -> Model:
+    """`body` as `model`; BadRequest naming the item and field, the key at fault (see
+    `key_fault`), or the depth past `MAX_JSON_DEPTH`."""
+    value = decode_json(body, max_object_keys)
     if precheck is not None:
         precheck(value)
     try:
@@ -256,10 +279,12 @@ def parse_body(model: type[Model], body: bytes, precheck: Precheck | None = None
         raise BadRequest("; ".join(shown), details={"errors": shown}) from None
 
 
-def decode_json(body: bytes) -> Any:
+def decode_json(body: bytes, max_object_keys: int) -> Any:
     """`body`'s JSON value; BadRequest when it is not valid JSON, nests too deeply, or
-    repeats a key in an object (JSON leaves that undefined: refused, not guessed)."""
-    refuse_duplicate_keys(body)
+    its keys are at fault (see `key_fault`)."""
+    fault = key_fault(body, max_object_keys)
+    if fault is not None:
+        raise BadRequest(f"body: {fault}")
     try:
         value = msgspec.json.decode(body)
     except msgspec.DecodeError as exc:
@@ -286,9 +311,12 @@ def _depth(value: Any) -> int:
     return depth
 
 
-def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> None:
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise BadRequest(f"body: the key {key[:100]!r} appears twice in one object")
-        seen.add(key)
+def _check_keys(pairs: list[tuple[str, Any]], max_keys: int) -> None:
+    if len(pairs) > max_keys:
+        raise _KeyFault(f"an object of {len(pairs)} keys; at most {max_keys} are allowed in one object")
+    if len(pairs) > 1:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyFault(f"the key {key[:100]!r} appears twice in one object")
+            seen.add(key)

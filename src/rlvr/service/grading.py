@@ -16,6 +16,7 @@ import math
 import time
 from collections import Counter as TallyCounter
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from rlvr.service.cache import VerdictCache
 from rlvr.service.coalesce import Coalescer
@@ -34,11 +35,9 @@ from rlvr.service.models import (
 )
 from rlvr.service.planning import MAX_ERRORS_LISTED, Component, PlannedItem, Planner
 from rlvr.service.settings import Settings
-from rlvr.service.work import Unit, UnitResult, canonical_json, infrastructure_failure
+from rlvr.service.work import Canonical, Unit, UnitResult, canonical, infrastructure_failure
 from rlvr.verifiers.base import Verdict
 from rlvr.verifiers.registry import Registry
-
-INLINE_PLAN_ITEMS = 8
 
 
 class Grader:
@@ -89,8 +88,8 @@ class Grader:
         planner = Planner(self.registry, lambda default: self._deadline(request, default), request.strict)
         return planner.plan(request.items, ground_truths)
 
-    def _check_cost(self, items: Sequence[GradeItem]) -> list[str | None]:
-        """Each item's ground truth as canonical JSON, once the request's planning cost is
+    def _check_cost(self, items: Sequence[GradeItem]) -> list[Canonical | None]:
+        """Each item's ground truth as the keys see it, once the request's planning cost is
         known to be within the limits (else BadRequest): a few items can name one verifier
         many times over a large ground truth or response."""
         refs = sum(1 if isinstance(item.verifier, str) else len(item.verifier) for item in items)
@@ -98,16 +97,19 @@ class Grader:
             raise BadRequest(
                 f"items: {refs} verifier references exceed the limit of {self.settings.max_verifier_refs} per request"
             )
-        ground_truths: list[str | None] = []
+        ground_truths: list[Canonical | None] = []
+        # A group's items share one ground truth object (the body's reader gives equal
+        # values one): its canonical JSON is built once.
+        by_object: dict[int, Canonical | None] = {}
         cost = 0
         for item in items:
-            try:
-                gt_json: str | None = canonical_json(item.ground_truth)
-            except (TypeError, ValueError):
-                gt_json = None  # the planner reports it
-            ground_truths.append(gt_json)
+            found = id(item.ground_truth)
+            if found not in by_object:
+                by_object[found] = _canonical_or_none(item.ground_truth)
+            truth = by_object[found]
+            ground_truths.append(truth)
             item_refs = 1 if isinstance(item.verifier, str) else len(item.verifier)
-            cost += item_refs * (len(item.response) + len(gt_json or ""))
+            cost += item_refs * (len(item.response) + (truth.size if truth else 0))
             if cost > self.settings.max_planning_chars:
                 raise BadRequest(
                     f"items: verifier references times (response + ground truth) characters exceed the limit of "
@@ -115,16 +117,19 @@ class Grader:
                 )
         return ground_truths
 
-    async def plan_off_loop(self, request: GradeRequest) -> list[PlannedItem]:
-        if len(request.items) <= INLINE_PLAN_ITEMS:
-            # A few items plan faster than a thread hop takes (verl and OpenRLHF send one).
+    async def plan_off_loop(self, request: GradeRequest, small: bool) -> list[PlannedItem]:
+        """`small`: the request came in a body small enough to plan faster than a thread
+        hop takes (verl and OpenRLHF send one item); a few items can still be a large
+        ground truth, so it is the body's size that decides."""
+        if small:
             return self.plan(request)
         async with self._planning:
             return await asyncio.get_running_loop().run_in_executor(None, self.plan, request)
 
-    async def validate(self, request: GradeRequest) -> ValidateResponse:
-        """The items `grade` would mask as invalid, without grading any."""
-        planned = await self.plan_off_loop(request.model_copy(update={"strict": False}))
+    async def validate(self, request: GradeRequest, small: bool = False) -> ValidateResponse:
+        """The items `grade` would mask as invalid, without grading any (`small`: see
+        `plan_off_loop`)."""
+        planned = await self.plan_off_loop(request.model_copy(update={"strict": False}), small)
         invalid = [
             InvalidItem(index=i, id=p.item.id, verifier=p.invalid_verifier, errors=p.invalid[:MAX_ERRORS_LISTED])
             for i, p in enumerate(planned)
@@ -134,9 +139,10 @@ class Grader:
 
     # ---- grading ----------------------------------------------------------------------
 
-    async def grade(self, request: GradeRequest) -> GradeResponse:
+    async def grade(self, request: GradeRequest, small: bool = False) -> GradeResponse:
+        """The graded answer (`small`: see `plan_off_loop`)."""
         started = time.perf_counter()
-        planned = await self.plan_off_loop(request)
+        planned = await self.plan_off_loop(request, small)
         unique = _distinct_units(planned)
         with self._admitted(len(unique)):
             results, hits, dispatched = await self._resolve(unique)
@@ -326,3 +332,10 @@ def _combine_verdicts(parts: list[tuple[Component, UnitResult]]) -> str:
     if all(r.score <= 0.0 for _, r in parts):
         return Verdict.NO_ANSWER.value if primary.verdict == Verdict.NO_ANSWER.value else Verdict.INCORRECT.value
     return Verdict.PARTIAL.value
+
+
+def _canonical_or_none(value: Any) -> Canonical | None:
+    try:
+        return canonical(value)
+    except (TypeError, ValueError):
+        return None  # the planner reports it

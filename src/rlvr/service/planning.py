@@ -22,7 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from rlvr.service.errors import BadRequest
 from rlvr.service.models import UNION_TAGS, GradeItem
-from rlvr.service.work import Unit, canonical_json, prepared_key, unit_key
+from rlvr.service.work import Canonical, Unit, canonical, prepared_key, unit_key
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
 from rlvr.verifiers.registry import LoadedVerifier, Registry
 
@@ -38,7 +38,7 @@ _WRAPPED_MEMBER = ("function-after[", "function-before[", "function-wrap[", "fun
 
 def format_loc(prefix: str, loc: Sequence[Any]) -> str:
     """A field's path: `items[0].ground_truth(AssertTests).tests`, a union's member in
-    parentheses by its model's name."""
+    parentheses by its model's name (a tagged union's tags are given so)."""
     out = prefix
     for part in loc:
         if part in UNION_TAGS:
@@ -47,6 +47,8 @@ def format_loc(prefix: str, loc: Sequence[Any]) -> str:
             out += f"[{part}]"
         elif part.startswith(_WRAPPED_MEMBER):
             out += f"({part.rstrip(']').rsplit(' ', 1)[-1]})"
+        elif part.startswith("(") and part.endswith(")"):  # a tagged union's member, named so
+            out += part
         else:
             out += f".{part}"
     return out
@@ -85,7 +87,7 @@ class _Ref:
     weight: float
     params: Any
     params_field: str
-    ground_truth_json: str | None
+    ground_truth: Canonical | None
 
 
 @dataclass(slots=True)
@@ -121,12 +123,14 @@ class Planner:
         # Items of one prompt group share params and ground truth: validate each distinct
         # pair once, and each distinct ground truth once whatever the params beside it (a
         # list of references differing only in params must not copy it for each).
-        self._checked: dict[tuple[str, str, str], _Checked | _Refused] = {}
-        self._truths: dict[tuple[str, str], Any] = {}
+        self._checked: dict[tuple[str, bytes, bytes], _Checked | _Refused] = {}
+        self._truths: dict[tuple[str, bytes], Any] = {}
+        # Items of a group share their params' object too: its canonical JSON once.
+        self._params: dict[int, Canonical] = {}
 
-    def plan(self, items: Sequence[GradeItem], ground_truths: Sequence[str | None]) -> list[PlannedItem]:
-        """Units of every item, given each item's ground truth as canonical JSON (None:
-        not serialisable); BadRequest naming the fields when the request is at fault."""
+    def plan(self, items: Sequence[GradeItem], ground_truths: Sequence[Canonical | None]) -> list[PlannedItem]:
+        """Units of every item, given each item's ground truth as the keys see it (None:
+        not JSON data); BadRequest naming the fields when the request is at fault."""
         planned: list[PlannedItem] = []
         for index, item in enumerate(items):
             where = f"items[{index}]"
@@ -140,9 +144,9 @@ class Planner:
             raise BadRequest("; ".join(shown), details={"errors": shown})
         return planned
 
-    def _refs(self, where: str, item: GradeItem, gt_json: str | None) -> list[_Ref] | None:
+    def _refs(self, where: str, item: GradeItem, truth: Canonical | None) -> list[_Ref] | None:
         if isinstance(item.verifier, str):
-            return [_Ref(f"{where}.verifier", item.verifier, 1.0, item.params, "params", gt_json)]
+            return [_Ref(f"{where}.verifier", item.verifier, 1.0, item.params, "params", truth)]
         if not item.verifier:
             self.errors.append(f"{where}.verifier: the verifier list is empty")
             return None
@@ -150,7 +154,7 @@ class Planner:
             self.errors.append(f"{where}.params: with a list of verifiers, give params inside each entry")
             return None
         return [
-            _Ref(f"{where}.verifier[{j}]", ref.name, ref.weight, ref.params, f"verifier[{j}].params", gt_json)
+            _Ref(f"{where}.verifier[{j}]", ref.name, ref.weight, ref.params, f"verifier[{j}].params", truth)
             for j, ref in enumerate(item.verifier)
         ]
 
@@ -199,33 +203,34 @@ class Planner:
 
     def _check(self, where: str, item: GradeItem, ref: _Ref, loaded: LoadedVerifier) -> _Checked | _Refused | None:
         try:
-            params_json = canonical_json(ref.params)
-            gt_json = ref.ground_truth_json if ref.ground_truth_json is not None else canonical_json(item.ground_truth)
+            params = self._params.get(id(ref.params)) or canonical(ref.params)
+            truth = ref.ground_truth or canonical(item.ground_truth)
         except (TypeError, ValueError) as exc:
-            self.errors.append(f"{where}: not JSON-serialisable: {exc}")
+            self.errors.append(f"{where}: not JSON data: {exc}")
             return None
-        memo_key = (ref.name, params_json, gt_json)
+        self._params[id(ref.params)] = params
+        memo_key = (ref.name, params.digest, truth.digest)
         checked = self._checked.get(memo_key)
         if checked is None:
-            checked = self._validate(loaded, ref, item.ground_truth, params_json, gt_json)
+            checked = self._validate(loaded, ref, item.ground_truth, params, truth)
             self._checked[memo_key] = checked
         return checked
 
     def _validate(
-        self, loaded: LoadedVerifier, ref: _Ref, ground_truth: Any, params_json: str, gt_json: str
+        self, loaded: LoadedVerifier, ref: _Ref, ground_truth: Any, params_id: Canonical, truth_id: Canonical
     ) -> _Checked | _Refused:
         """The ref's params and the ground truth as JSON data once its verifier's models
         accept them."""
         params = _validated(loaded.params_adapter, ref.params, "params")
         if isinstance(params, _Refused):
             return params
-        truth_key = (ref.name, gt_json)
+        truth_key = (ref.name, truth_id.digest)
         if truth_key not in self._truths:
             self._truths[truth_key] = _validated(loaded.ground_truth_adapter, ground_truth, "ground_truth")
         truth = self._truths[truth_key]
         if isinstance(truth, _Refused):
             return truth
-        return _Checked(prepared_key(ref.name, loaded.version, params_json, gt_json), params, truth)
+        return _Checked(prepared_key(ref.name, loaded.version, params_id, truth_id), params, truth)
 
 
 def _validated(adapter: TypeAdapter[Any], value: Any, part: str) -> Any:
@@ -235,7 +240,11 @@ def _validated(adapter: TypeAdapter[Any], value: Any, part: str) -> Any:
     try:
         valid = adapter.validate_python(value)
     except ValidationError as exc:
-        return _Refused(part, tuple(validation_messages("", exc)))
+        return _Refused(part, tuple(validation_messages("", exc)[:MAX_ERRORS_LISTED]))
     except Exception as exc:
         return _Refused(part, (f": the verifier's model raised {type(exc).__name__}: {exc}"[:500],))
+    if valid is value:
+        # Taken as it came (a model of `Any`, a string): it is JSON data already, and a
+        # copy of a large ground truth would be one more while the request is graded.
+        return value
     return adapter.dump_python(valid, mode="json")

@@ -26,6 +26,7 @@ DEFAULT_MAX_VERIFIER_REFS = 50_000
 DEFAULT_MAX_PLANNING_CHARS = 256 * 1024 * 1024
 DEFAULT_MAX_PARSE_EXPANSION = 6.0
 DEFAULT_PARSE_FLOOR_MB = 1
+DEFAULT_MAX_OBJECT_KEYS = 1_000
 DEFAULT_PLANNING_CONCURRENCY = 2
 DEFAULT_DEADLINE_S = 10.0
 DEFAULT_MAX_DEADLINE_S = 120.0
@@ -84,6 +85,13 @@ class Settings(BaseSettings):
     )
     parse_floor_mb: int = Field(
         DEFAULT_PARSE_FLOOR_MB, ge=0, description="MiB of decoded objects any body may reach whatever its size."
+    )
+    max_object_keys: int = Field(
+        DEFAULT_MAX_OBJECT_KEYS,
+        ge=16,
+        description="Keys allowed in any one JSON object of a request body (a ground truth, params, metadata, "
+        "/run_code's files); more gets 422. A verifier's model builds an error for each key it does not know, "
+        "so this bounds what refusing a ground truth costs; send a list of pairs for a larger table.",
     )
     max_planning_chars: int = Field(
         DEFAULT_MAX_PLANNING_CHARS,
@@ -235,6 +243,7 @@ class Settings(BaseSettings):
         description="Directories (separated by ':') node programs may require packages from, as NODE_PATH "
         "(default: /usr/share/nodejs, where Debian's node-lodash is; empty: none).",
     )
+
     @field_validator("job_python_path", "job_node_path")
     @classmethod
     def _existing_dirs(cls, value: str | None) -> str | None:

@@ -20,7 +20,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.service.asgi import StrictJSONResponse
-from rlvr.service.bodies import BodyParser, check_lists, decode_json
+from rlvr.service.bodies import BodyParser, check_lists
 from rlvr.service.errors import BadRequest
 from rlvr.service.models import ErrorResponse, GradeItem, GradeRequest, GradeResponse
 
@@ -88,12 +88,16 @@ TRAINER_REQUEST_MODELS: tuple[type[BaseModel], ...] = (OpenRLHFRequest, SlimeReq
 
 def response_text(query: str, prompt: str | None) -> str:
     """The response inside an OpenRLHF query: what follows the prompt (the whole query
-    when the prompt is not found in it), without special tokens."""
+    when the prompt is not found in it), without special tokens. Those that end it are
+    cut with the prompt, in one copy of a query that may be tens of megabytes."""
+    start, end = 0, len(query)
     if prompt:
         at = query.find(prompt)
         if at >= 0:
-            query = query[at + len(prompt) :]
-    return strip_special_tokens(query)
+            start = at + len(prompt)
+    while trailing := next((t for t in SPECIAL_TOKENS if query.endswith(t, start, end)), None):
+        end -= len(trailing)
+    return strip_special_tokens(query[start:end] if (start, end) != (0, len(query)) else query)
 
 
 def strip_special_tokens(text: str) -> str:
@@ -103,7 +107,7 @@ def strip_special_tokens(text: str) -> str:
     return text
 
 
-def ground_truth(label: Any, decode: Callable[[str], Any] = lambda text: decode_json(text.encode())) -> Any:
+def ground_truth(label: Any, decode: Callable[[str], Any]) -> Any:
     """A label as ground truth: a string holding a JSON object is that object (read by
     `decode`, which may refuse it as too costly: see `BodyParser.embedded_json`)."""
     if isinstance(label, str) and label.lstrip().startswith("{"):

@@ -9,7 +9,6 @@ same code serves every dispatcher.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 import traceback
@@ -18,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import msgspec
+
 from rlvr.verifiers.base import BatchEntry, Details, GradeInput, Outcome, Verdict
 from rlvr.verifiers.registry import LoadedVerifier, Registry
 
@@ -25,17 +26,72 @@ PREPARED_CACHE_ENTRIES = 4096
 MAX_REASON_CHARS = 4000
 
 
-def canonical_json(value: Any) -> str:
-    # ASCII: a string of one character past U+FFFF would otherwise be held at four bytes
-    # a character, and a ground truth's canonical copy is as large as the ground truth.
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+@dataclass(frozen=True, slots=True)
+class Canonical:
+    """A JSON value as the keys see it: the digest of its canonical JSON (keys sorted, no
+    spaces) and that JSON's size. Only the digest is kept: a ground truth's canonical
+    text can be several times its body's (`1.5e15` is `1500000000000000.0`)."""
+
+    digest: bytes
+    size: int
 
 
-def prepared_key(verifier: str, version: str, params_json: str, ground_truth_json: str) -> str:
+_CANONICAL = msgspec.json.Encoder(order="sorted")
+# A long list is encoded this many entries at a time, and its containers' entries (to
+# this depth) one at a time, so that no more than a piece of the canonical text is held.
+CANONICAL_PIECE_ENTRIES = 4096
+CANONICAL_PIECE_DEPTH = 3
+
+
+def canonical(value: Any) -> Canonical:
+    """TypeError or ValueError when `value` is not JSON data."""
     h = hashlib.blake2b(digest_size=16)
-    for i, part in enumerate((verifier, version, params_json, ground_truth_json)):
-        h.update(b"\x1f" if i else b"")
-        _hash_text(h, part, "strict")
+    try:
+        size = _feed(h, value, CANONICAL_PIECE_DEPTH)
+    except msgspec.EncodeError as exc:
+        raise TypeError(str(exc)) from None
+    return Canonical(h.digest(), size)
+
+
+def _feed(h: Any, value: Any, depth: int) -> int:
+    """Hashes `value`'s canonical JSON into `h`, a piece at a time; its size."""
+    if depth and type(value) is dict and value:
+        size = 1
+        h.update(b"{")
+        for i, key in enumerate(sorted(value)):
+            head = (b"," if i else b"") + _CANONICAL.encode(key) + b":"
+            h.update(head)
+            size += len(head) + _feed(h, value[key], depth - 1)
+        h.update(b"}")
+        return size + 1
+    if depth and type(value) is list and value:
+        size = 1
+        h.update(b"[")
+        for start in range(0, len(value), CANONICAL_PIECE_ENTRIES):
+            piece = value[start : start + CANONICAL_PIECE_ENTRIES]
+            if start:
+                h.update(b",")
+                size += 1
+            if len(piece) == 1:
+                size += _feed(h, piece[0], depth - 1)
+            else:
+                text = _CANONICAL.encode(piece)
+                h.update(memoryview(text)[1:-1])
+                size += len(text) - 2
+        h.update(b"]")
+        return size + 1
+    text = _CANONICAL.encode(value)
+    h.update(text)
+    return len(text)
+
+
+def prepared_key(verifier: str, version: str, params: Canonical, ground_truth: Canonical) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for name in (verifier, version):
+        h.update(name.encode("utf-8", "surrogatepass"))
+        h.update(b"\x1f")
+    h.update(params.digest)
+    h.update(ground_truth.digest)
     return h.hexdigest()
 
 

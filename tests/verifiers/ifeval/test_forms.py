@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from rlvr.verifiers.base import GradeInput
 from rlvr.verifiers.ifeval import IFEvalGroundTruth, IFEvalParams, IFEvalVerifier
 from rlvr.verifiers.ifeval.ids import IFBENCH_NEW
+from rlvr.verifiers.ifeval.models import MAX_GROUND_TRUTH_CHARS
 
 # IFEval's rows (instruction_id_list, kwargs), by key.
 # josejg/instruction_following_eval@0c495b2f95155e8b10acb919ae283bfb4d5be6e2
@@ -220,3 +221,31 @@ def test_tulu_functions_do_not_reward_empty_forms(
     func: str, kwargs: dict[str, Any], response: str, passes: bool
 ) -> None:
     assert _score(response, {"func_name": func, **kwargs}) == float(passes)
+
+
+@pytest.mark.parametrize("unknown", [6, 90_000])
+def test_many_unknown_kwargs_are_one_error_per_instruction(unknown: int) -> None:
+    kwargs = [{"num_words": 5, "relation": "less than", **{f"a{i}": 1 for i in range(unknown)}}, {}]
+    with pytest.raises(ValidationError) as caught:
+        IFEvalGroundTruth.model_validate(
+            {"instruction_id_list": ["length_constraints:number_words", "punctuation:no_comma"], "kwargs": kwargs}
+        )
+    [error] = caught.value.errors()
+    assert error["loc"] == ("kwargs", 0)
+    assert f"{unknown} kwargs that length_constraints:number_words does not take: 'a0', 'a1'" in error["msg"]
+
+
+def test_a_few_unknown_kwargs_are_each_named() -> None:
+    with pytest.raises(ValidationError) as caught:
+        IFEvalGroundTruth.model_validate(
+            {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{"a": 1, "b": 2}]}
+        )
+    assert [e["loc"] for e in caught.value.errors()] == [("kwargs", 0, "a"), ("kwargs", 0, "b")]
+
+
+def test_a_ground_truth_as_text_is_read_only_up_to_its_cap() -> None:
+    row = {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
+    text = json.dumps([row])
+    assert IFEvalGroundTruth.model_validate(text + " " * (MAX_GROUND_TRUTH_CHARS - len(text))).instruction_id_list
+    with pytest.raises(ValidationError, match=f"longer than {MAX_GROUND_TRUTH_CHARS} characters"):
+        IFEvalGroundTruth.model_validate(text + " " * (MAX_GROUND_TRUTH_CHARS + 1 - len(text)))

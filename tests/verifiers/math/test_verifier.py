@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from rlvr.service.work import Unit, UnitRunner, canonical_json, prepared_key, unit_key
+from rlvr.service.work import Unit, UnitRunner, canonical, prepared_key, unit_key
 from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.math import MathParams, MathVerifier, PreparedGold, compare, symbolic, verifier
 from rlvr.verifiers.math.compare import view
@@ -123,7 +123,7 @@ def test_through_the_unit_runner() -> None:
     runner = UnitRunner(Registry(use_entry_points=False))
     results = []
     for response in (r"\boxed{4}", r"\boxed{5}", "no answer"):
-        pk = prepared_key("math", MathVerifier.version, canonical_json({}), canonical_json("4"))
+        pk = prepared_key("math", MathVerifier.version, canonical({}), canonical("4"))
         unit = Unit(unit_key(pk, "", response), pk, "math", {}, "4", "", response, 2.0)
         results.append(runner.run(unit))
     assert [r.verdict for r in results] == ["correct", "incorrect", "no_answer"]

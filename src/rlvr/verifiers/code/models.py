@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from rlvr.verifiers.code.helpers import prompt_module
 from rlvr.verifiers.code.languages import ALIASES
@@ -143,4 +143,38 @@ class StdioTests(_Strict):
         return self
 
 
-GroundTruth = AssertTests | HumanEvalTests | CallTests | StdioTests
+_FORMS: tuple[tuple[str, type[_Strict]], ...] = (
+    ("fn_name", CallTests),
+    ("entry_point", HumanEvalTests),
+    ("test", HumanEvalTests),
+    ("tests", AssertTests),
+    ("inputs", StdioTests),
+    ("outputs", StdioTests),
+)
+
+
+def _form(value: Any) -> str | None:
+    """Which format a ground truth is in, by the key only that format has: it is then
+    checked against that one, so its errors are that format's alone (not four formats'
+    for each key it has)."""
+    if isinstance(value, _Strict):
+        return f"({type(value).__name__})"
+    if isinstance(value, dict):
+        for key, form in _FORMS:
+            if key in value:
+                return f"({form.__name__})"
+    return None
+
+
+GroundTruth = Annotated[
+    Annotated[AssertTests, Tag("(AssertTests)")]
+    | Annotated[HumanEvalTests, Tag("(HumanEvalTests)")]
+    | Annotated[CallTests, Tag("(CallTests)")]
+    | Annotated[StdioTests, Tag("(StdioTests)")],
+    Discriminator(
+        _form,
+        custom_error_type="code_ground_truth_form",
+        custom_error_message="a code ground truth has `tests` (asserts), `test` and `entry_point` (HumanEval), "
+        "`fn_name`, `inputs` and `outputs` (call-based), or `inputs` and `outputs` (stdin/stdout)",
+    ),
+]

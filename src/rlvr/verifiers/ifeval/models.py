@@ -33,13 +33,17 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
-from pydantic_core import InitErrorDetails
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from rlvr.verifiers.ifeval import tulu
 from rlvr.verifiers.ifeval.ids import ALIASES, unsupported_reason
 from rlvr.verifiers.ifeval.kwargs import IFEVAL_KWARGS_MODELS, MAX_INSTRUCTIONS, InstructionKwargs
 
-MAX_GROUND_TRUTH_CHARS = 1_000_000
+# A ground truth given as text is read here, past the service's accounting of what a
+# body costs: real ones are under a few kilobytes, and this keeps reading one cheap.
+MAX_GROUND_TRUTH_CHARS = 64 * 1024
+# More kwargs than any instruction takes: past this the keys are not each reported.
+MAX_UNKNOWN_KWARGS_LISTED = 5
 # IFEval's 25 instruction types, then Tülu 3's 25 functions, each with the model of its kwargs.
 KWARGS_MODELS: dict[str, type[InstructionKwargs]] = {**IFEVAL_KWARGS_MODELS, **tulu.KWARGS_MODELS}
 
@@ -111,6 +115,16 @@ def _located(index: int, exc: ValidationError) -> list[InitErrorDetails]:
     return located
 
 
+def _unknown_kwargs(index: int, instruction_id: str, unknown: list[str]) -> InitErrorDetails:
+    """One error for many unknown kwargs, rather than one for each."""
+    shown = ", ".join(repr(key[:40]) for key in unknown[:MAX_UNKNOWN_KWARGS_LISTED])
+    message = "{count} kwargs that {instruction} does not take: {shown}, ..."
+    context = {"count": len(unknown), "instruction": instruction_id, "shown": shown}
+    return InitErrorDetails(
+        type=PydanticCustomError("unknown_kwargs", message, context), loc=("kwargs", index), input=None
+    )
+
+
 def _alias(instruction_id: Any) -> Any:
     """The id an alias stands for; anything but a string is left for the field's own
     validation to refuse (a list is unhashable: looking it up would raise a TypeError)."""
@@ -164,8 +178,13 @@ class IFEvalGroundTruth(BaseModel):
         checked: list[InstructionKwargs] = []
         errors: list[InitErrorDetails] = []
         for index, (iid, raw) in enumerate(zip(self.instruction_id_list, self.kwargs, strict=True)):
+            model = KWARGS_MODELS[iid]
+            unknown = [key for key, value in raw.items() if value is not None and key not in model.model_fields]
+            if len(unknown) > MAX_UNKNOWN_KWARGS_LISTED:
+                errors.append(_unknown_kwargs(index, iid, unknown))
+                continue
             try:
-                checked.append(KWARGS_MODELS[iid].model_validate({k: v for k, v in raw.items() if v is not None}))
+                checked.append(model.model_validate({k: v for k, v in raw.items() if v is not None}))
             except ValidationError as exc:
                 errors += _located(index, exc)
         if errors:
