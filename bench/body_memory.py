@@ -162,6 +162,46 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
             {"query": ["P" + "a" * n + "\U0001f600<|im_end|>"], "prompts": ["P"]}, ensure_ascii=False
         ).encode(),
     ),
+    # One item naming the math verifier 2,000 times with distinct params over a 64 KiB gold:
+    # every unit's details echoed the gold whole (1.4 GiB for a 0.26 MiB body).
+    "math_gold_echo": (
+        "/v1/grade",
+        lambda n: json.dumps(
+            {
+                "items": [
+                    {
+                        "response": "\\boxed{y}",
+                        "ground_truth": "\\boxed{" + "x" * 65_536 + "}",
+                        "verifier": [{"name": "math", "params": {"rel_tol": 1e-9 + j * 1e-15}} for j in range(2000)],
+                    }
+                ]
+            }
+        ).encode(),
+    ),
+    # Dense integers beside one character past U+FFFF: the key check's text of the body
+    # was four bytes a character.
+    "dense_ints_wide_response": (
+        "/v1/grade",
+        lambda n: (
+            '{"items":[{"response":"\U0001f600","verifier":"format","ground_truth":[' + _repeat("100000", n) + "]}]}"
+        ).encode(),
+    ),
+    # A call-based code test whose one argument is a long array of integers (a real shape:
+    # LeetCode-style inputs), graded correct.
+    "call_based_long_argument": (
+        "/v1/grade",
+        lambda n: json.dumps(
+            {
+                "items": [
+                    {
+                        "response": "```python\ndef f(a):\n    return len(a)\n```",
+                        "verifier": "code",
+                        "ground_truth": {"fn_name": "f", "inputs": [[list(range(n // 9))]], "outputs": [n // 9]},
+                    }
+                ]
+            }
+        ).encode(),
+    ),
     "openrlhf_int_queries": ("/get_reward?verifier=format", lambda n: ('{"query":[' + _repeat("1", n) + "]}").encode()),
     # Legitimate bodies at the limits.
     "code_tests": (
@@ -246,8 +286,24 @@ def _healthz_watch(url: str) -> Iterator[list[float]]:
         thread.join()
 
 
+# One valid item for each verifier the shapes name: the first request naming a verifier
+# loads its modules into the API process (sympy, IFEval's data), which is not a body's cost.
+WARM_UP = {
+    "items": [
+        {"response": "x", "verifier": "math", "ground_truth": "1"},
+        {"response": "x", "verifier": "code", "ground_truth": {"tests": ["assert True"]}},
+        {
+            "response": "x",
+            "verifier": "ifeval",
+            "ground_truth": {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]},
+        },
+    ]
+}
+
+
 def measure(server: Server, path: str, body: bytes) -> dict[str, Any]:
     pid = server.proc.pid
+    httpx.post(server.url + "/v1/validate", json=WARM_UP, timeout=120).raise_for_status()
     Path(f"/proc/{pid}/clear_refs").write_text("5")
     before = _status(pid)["VmRSS"]
     with _healthz_watch(server.url) as latencies:

@@ -56,7 +56,7 @@ def test_bodies_json_leaves_undefined_or_forbids_are_refused(body: bytes, messag
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        (b'{"a": {' + b",".join(b'"k%d": 0' % i for i in range(17)) + b"}}", "an object of 17 keys; at most 16"),
+        (b'{"a": {' + b",".join(b'"k%d": 0' % i for i in range(17)) + b"}}", "of 17 keys, over the limit of 16"),
         (b"[" + b",".join([b'{"k": 0}'] * 100) + b"]", None),
         (b'{"a": {' + b",".join(b'"k%d": 0' % i for i in range(16)) + b"}}", None),
     ],
@@ -95,3 +95,22 @@ def test_a_key_repeated_outside_the_free_form_values_is_named_in_the_body() -> N
     parser = BodyParser(BodyLimits(10, 10, 6.0, 1 << 20, max_object_keys=16), concurrency=1)
     with pytest.raises(BadRequest, match="body: the key 'response' appears twice"):
         parser.parse_grade(b'{"items": [{"response": "x", "response": "y", "verifier": "format"}]}')
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        (b'{"\xc3\xa9": 1, "\\u00e9": 2}', "é"),
+        (b'{"\xe2\x82\xac": 1, "\\u20ac": 2}', "€"),
+        (b'{"\xf0\x9f\x98\x80": 1, "\\ud83d\\ude00": 2}', "\U0001f600"),
+        (b'{"a": "\xf0\x9f\x98\x80", "b": {"\xc3\xa9x": 1, "\xc3\xa9x": 2}}', "éx"),
+    ],
+    ids=["raw and escaped Latin-1", "raw and escaped BMP", "raw and escaped astral", "beside a wide string"],
+)
+def test_a_key_written_two_ways_is_the_same_key(body: bytes, key: str) -> None:
+    with pytest.raises(BadRequest, match=f"the key {key!r} appears twice"):
+        decode_json(body, DEFAULT_MAX_OBJECT_KEYS)
+
+
+def test_keys_differing_past_ascii_are_different_keys() -> None:
+    assert decode_json('{"é": 1, "è": 2, "e": 3}'.encode(), DEFAULT_MAX_OBJECT_KEYS) == {"é": 1, "è": 2, "e": 3}

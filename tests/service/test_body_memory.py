@@ -37,13 +37,20 @@ EXPECTED_STATUS = {
     "long_responses": 200,
     "exponent_floats": 200,
     "code_unknown_keys": 200,
-    "openrlhf_wide_query": 200,
+    "math_gold_echo": 200,
+    "dense_ints_wide_response": 200,
+    "call_based_long_argument": 200,
 }
 # Requests within the count limits (10,000 items, 50,000 verifier references) but small,
 # dense in references: each item and reference costs its objects, and each item its
 # answer, whatever the bytes that asked for them (about 20 MiB to parse the largest, 70
 # with its answer). Their bound is that absolute cost.
-WITHIN_THE_COUNT_LIMITS = {"many_errors": 96, "max_refs_accepted": 96, "refs_distinct_params": 96}
+WITHIN_THE_COUNT_LIMITS = {
+    "many_errors": 96,
+    "max_refs_accepted": 96,
+    "refs_distinct_params": 96,
+    "math_gold_echo": 96,
+}
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 
 import msgspec
@@ -10,7 +11,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rlvr.service.work import CANONICAL_PIECE_ENTRIES, Canonical, Unit, UnitRunner, canonical, prepared_key, unit_key
+from rlvr.service.work import (
+    CANONICAL_PIECE_ENTRIES,
+    MAX_DETAILS_CHARS,
+    Canonical,
+    Unit,
+    UnitRunner,
+    bounded_details,
+    canonical,
+    prepared_key,
+    unit_key,
+)
 from rlvr.verifiers.registry import Registry
 
 
@@ -89,3 +100,36 @@ def test_a_large_value_hashed_in_pieces_is_keyed_as_if_whole(value: object) -> N
 def test_a_value_that_is_not_json_data_is_refused(value: object) -> None:
     with pytest.raises((TypeError, ValueError)):
         canonical(value)
+
+
+def test_details_are_kept_whole_when_small() -> None:
+    details = {"gold": "x^2", "passed": 3, "ratio": 0.5, "tests": [{"ok": True}, None], "inf": math.inf}
+    assert bounded_details(details) == {**details, "inf": "inf"}
+
+
+@pytest.mark.parametrize(
+    "details",
+    [
+        {"gold": "x" * (1 << 20), "gold_normalized": "y" * (1 << 20)},
+        {"untrusted_names": [f"name{i}" for i in range(100_000)]},
+        {"nested": [[["z" * 1000] * 100] * 100]},
+        {f"k{i}": i for i in range(100_000)},
+    ],
+    ids=["echoed gold", "long list", "nested", "many keys"],
+)
+def test_details_are_bounded_whatever_a_verifier_puts_in_them(details: dict[str, object]) -> None:
+    kept = bounded_details(details)
+    assert len(json.dumps(kept, allow_nan=False)) < 4 * MAX_DETAILS_CHARS
+    assert kept["details_truncated"] is True
+    assert set(kept) <= {*details, "details_truncated"}
+
+
+def test_odd_values_in_details_become_text() -> None:
+    kept = bounded_details({"big": 10**5000, "obj": object(), "nan": math.nan})
+    assert kept["big"] == "<an integer of 16610 bits>"
+    assert kept["obj"].startswith("<object object at")
+    assert kept["nan"] == "nan"
+
+
+def test_details_that_are_not_a_dict_are_kept_as_a_value() -> None:
+    assert bounded_details([1, 2]) == {"value": [1, 2]}

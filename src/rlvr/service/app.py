@@ -210,15 +210,17 @@ async def _serve(service: _Service, request: Request, build: Callable[[bytes], G
 async def _grade(service: _Service, request: Request, build: Callable[[bytes], GradeRequest]) -> GradeResponse:
     """The answer to a grade request; ClientGone (and its grading cancelled, so that its
     queued work is dropped) if the client disconnects first."""
-    body = await request.body()
+    body = await _body(request)
     parsed = await service.bodies.off_loop(build, body)
+    small = len(body) <= INLINE_PARSE_BYTES
+    del body  # not held while the request is graded: its values are objects now
     # Graded in this task, which a disconnect cancels: one task fewer per request than
     # racing a grading task against the watcher.
     grading = asyncio.current_task()
     gone = asyncio.ensure_future(_disconnected(request))
     gone.add_done_callback(lambda watcher: _cancel_if_gone(watcher, grading))
     try:
-        return await service.grader().grade(parsed, small=len(body) <= INLINE_PARSE_BYTES)
+        return await service.grader().grade(parsed, small=small)
     except asyncio.CancelledError:
         if gone.done() and not gone.cancelled():
             raise ClientGone("the client disconnected before its answer") from None
@@ -230,6 +232,11 @@ async def _grade(service: _Service, request: Request, build: Callable[[bytes], G
 def _cancel_if_gone(watcher: asyncio.Future[None], grading: asyncio.Task[Any] | None) -> None:
     if not watcher.cancelled() and grading is not None:
         grading.cancel()
+
+
+async def _body(request: Request) -> bytes:
+    """The request's body, not kept by the request as `Request.body()` keeps it."""
+    return b"".join([chunk async for chunk in request.stream()])
 
 
 async def _disconnected(request: Request) -> None:

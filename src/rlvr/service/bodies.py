@@ -125,7 +125,7 @@ class BodyParser:
         if len(body) > UNCOUNTED_BODY_BYTES:
             cost = cost_within(body, budget.left)
             if cost is None:
-                raise PayloadTooLarge(self._too_dense("body", body))
+                raise PayloadTooLarge(self._too_dense("body", len(body)))
             budget = DecodeBudget(budget.left - cost, body, cost)
         return parse_body(model, body, self.limits.max_object_keys, precheck), budget
 
@@ -144,7 +144,11 @@ class BodyParser:
         if len(body) > UNCOUNTED_BODY_BYTES:
             self._check_cost(shape, body)
         self._check_keys(shape, body)
-        return validate_grade(shape.request_value(read_json, SharedReader().read), keys_checked=True)
+        try:
+            value = shape.request_value(read_json, SharedReader().read)
+        except BadRequest as exc:
+            raise BadRequest(_unreadable(shape, exc)) from None
+        return validate_grade(value, keys_checked=True)
 
     def _check_counts(self, shape: GradeShape) -> None:
         limits = self.limits
@@ -179,7 +183,7 @@ class BodyParser:
             budget -= value_cost(raw, exact=True, ascii_body=ascii_body)
             if budget < 0:
                 where = next(w for w, r, _ in shape.values() if r is raw)
-                raise PayloadTooLarge(self._too_dense(where, bytes(raw)))
+                raise PayloadTooLarge(self._too_dense(where, len(raw)))
 
     def embedded_json(self, text: str, where: str, budget: DecodeBudget) -> Any:
         """The JSON value a string holds (a dataset's label holding code tests), once its
@@ -190,17 +194,36 @@ class BodyParser:
         if cost > budget.left:
             budget.refund()
             cost = value_cost(raw, exact=True, ascii_body=False)
-            if cost > budget.left:
-                raise PayloadTooLarge(self._too_dense(where, raw))
-        budget.left -= cost
+        self.spend(budget, cost, where, len(raw))
         return decode_json(raw, self.limits.max_object_keys)
 
-    def _too_dense(self, where: str, raw: bytes) -> str:
+    def spend(self, budget: DecodeBudget, cost: int, where: str, size: int) -> None:
+        """Charges `budget` for `cost` bytes of objects made from `size` bytes of the body
+        (a copy of a value, a value a string holds); PayloadTooLarge past it."""
+        if cost > budget.left:
+            budget.refund()
+            if cost > budget.left:
+                raise PayloadTooLarge(self._too_dense(where, size))
+        budget.left -= cost
+
+    def _too_dense(self, where: str, size: int) -> str:
         return (
-            f"{where}: {len(raw)} bytes of JSON would decode to more than {self.limits.max_parse_expansion:g} "
+            f"{where}: {size} bytes of JSON would decode to more than {self.limits.max_parse_expansion:g} "
             f"times the body's size in objects (many small containers, strings or numbers); "
             f"send fewer, or larger, values"
         )
+
+
+def _unreadable(shape: GradeShape, exc: BadRequest) -> str:
+    """`exc`'s message, naming the first value that cannot be read (a lone surrogate,
+    `1e400`) rather than the body."""
+    for where, raw, _ in shape.values():
+        try:
+            if raw:
+                read_json(raw)
+        except BadRequest as found:
+            return found.message.replace("body", where, 1)
+    return exc.message
 
 
 def _distinct(shape: GradeShape) -> Iterator[msgspec.Raw]:
@@ -258,7 +281,17 @@ def key_fault(body: bytes, max_keys: int) -> str | None:
     nothing is. Each object is dropped once checked, so that this holds no more than one
     object's keys at a time."""
     try:
-        json.loads(body, object_pairs_hook=partial(_check_keys, max_keys=max_keys))
+        # Read as Latin-1, a character per byte, so that the text is never wider than the
+        # body (as UTF-8, one character past U+FFFF makes all of it four bytes a
+        # character); JSON's structure is ASCII. `_key` reads each key back as UTF-8.
+        # Numbers are not kept either: only keys are checked here, and a list of numbers
+        # would otherwise be built whole, as it is again when the body is read.
+        json.loads(
+            body.decode("latin-1"),
+            object_pairs_hook=partial(_check_keys, max_keys=max_keys),
+            parse_int=_nothing,
+            parse_float=_nothing,
+        )
     except _KeyFault as fault:
         return str(fault)
     except (ValueError, RecursionError):  # msgspec's reading reports these
@@ -313,10 +346,28 @@ def _depth(value: Any) -> int:
 
 def _check_keys(pairs: list[tuple[str, Any]], max_keys: int) -> None:
     if len(pairs) > max_keys:
-        raise _KeyFault(f"an object of {len(pairs)} keys; at most {max_keys} are allowed in one object")
+        raise _KeyFault(f"an object of {len(pairs)} keys, over the limit of {max_keys} keys in one object")
     if len(pairs) > 1:
         seen: set[str] = set()
-        for key, _ in pairs:
+        for latin, _ in pairs:
+            key = _key(latin)
             if key in seen:
                 raise _KeyFault(f"the key {key[:100]!r} appears twice in one object")
             seen.add(key)
+
+
+def _nothing(_: str) -> None:
+    return None
+
+
+def _key(latin: str) -> str:
+    """A key read from Latin-1 text: its raw characters are its UTF-8 bytes, and its
+    escapes (`\\u00e9`) the characters themselves. A key that mixes raw characters past
+    ASCII with escapes past U+00FF is left as read (no duplicate of it written another
+    way is then found: JSON leaves their meaning undefined, not a reward)."""
+    if latin.isascii():
+        return latin
+    try:
+        return latin.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return latin

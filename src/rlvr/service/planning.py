@@ -234,17 +234,16 @@ class Planner:
 
 
 def _validated(adapter: TypeAdapter[Any], value: Any, part: str) -> Any:
-    """`value` as JSON data once `adapter` accepts it, else _Refused. A model that raises
+    """`value` once `adapter` accepts it, else _Refused. A model that raises
     instead of refusing (a plugin's validator with a bug) refuses the item, with the
     exception named: one row's data must not fail the request."""
     try:
-        valid = adapter.validate_python(value)
+        adapter.validate_python(value)
     except ValidationError as exc:
         return _Refused(part, tuple(validation_messages("", exc)[:MAX_ERRORS_LISTED]))
     except Exception as exc:
         return _Refused(part, (f": the verifier's model raised {type(exc).__name__}: {exc}"[:500],))
-    if valid is value:
-        # Taken as it came (a model of `Any`, a string): it is JSON data already, and a
-        # copy of a large ground truth would be one more while the request is graded.
-        return value
-    return adapter.dump_python(valid, mode="json")
+    # The value as it came, not the model's dump: it is JSON data already, the worker
+    # validates it again into the same model, and a dump of a large ground truth would be
+    # one more copy of it while the request is graded.
+    return value

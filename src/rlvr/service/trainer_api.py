@@ -11,6 +11,7 @@ is that object.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -169,6 +170,9 @@ def _openrlhf_request(body: bytes, verifier: str, bodies: BodyParser) -> GradeRe
     limit = bodies.limits.max_items
     request, budget = bodies.parse_with_budget(OpenRLHFRequest, body, lambda value: _check_openrlhf_lists(value, limit))
     n = len(request.query)
+    # Each response is a copy of its query (what follows the prompt): charged as one.
+    copies = sum(sys.getsizeof(query) for query in request.query)
+    bodies.spend(budget, copies, "query", sum(len(query) for query in request.query))
     for name, values in (("prompts", request.prompts), ("labels", request.labels)):
         if values is not None and len(values) != n:
             raise BadRequest(f"{name}: {len(values)} entries, but query has {n}")

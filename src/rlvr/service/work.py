@@ -13,7 +13,7 @@ import math
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -186,19 +186,67 @@ def stalled(deadline_s: float, *, cpu_s: float, wall_s: float) -> UnitResult:
     )
 
 
-def json_safe(value: Any, depth: int = 0) -> Any:
-    """Details must survive JSON with allow_nan=False: odd values become strings."""
-    if depth > 32:
-        return repr(value)[:200]
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, dict):
-        return {str(k): json_safe(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v, depth + 1) for v in value]
-    return repr(value)[:MAX_REASON_CHARS]
+# Characters of text a unit's details may hold (each other value counts as a few): they
+# come back for every verifier reference of every item, and a verifier may echo what it
+# was given (the math gold, a ground truth's names) into them.
+MAX_DETAILS_CHARS = 2048
+_MAX_DETAILS_DEPTH = 32
+_INT_RANGE = range(-(2**63), 2**64)
+
+
+class _BoundedDetails:
+    """Details as JSON data within MAX_DETAILS_CHARS: odd values become strings (they must
+    survive JSON with allow_nan=False), long ones are cut, and `cut` says if any was."""
+
+    def __init__(self) -> None:
+        self.left = MAX_DETAILS_CHARS
+        self.cut = False
+
+    def value(self, value: Any, depth: int = 0) -> Any:
+        if depth > _MAX_DETAILS_DEPTH:
+            return self.text(repr(value))
+        if value is None or isinstance(value, bool):
+            self.left -= 1
+            return value
+        if isinstance(value, int):
+            if value not in _INT_RANGE:
+                return self.text(f"<an integer of {value.bit_length()} bits>")
+            self.left -= 8
+            return value
+        if isinstance(value, float):
+            self.left -= 8
+            return value if math.isfinite(value) else repr(value)
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return dict(self._entries(((self.text(str(k)), v) for k, v in value.items()), depth))
+        if isinstance(value, list | tuple):
+            return [v for _, v in self._entries(((None, v) for v in value), depth)]
+        return self.text(repr(value)[: MAX_DETAILS_CHARS + 1])
+
+    def _entries(self, pairs: Iterator[tuple[Any, Any]], depth: int) -> Iterator[tuple[Any, Any]]:
+        for key, entry in pairs:
+            if self.left <= 0:
+                self.cut = True
+                return
+            yield key, self.value(entry, depth + 1)
+
+    def text(self, text: str) -> str:
+        if len(text) > max(self.left, 0):
+            self.cut = True
+            text = text[: max(self.left, 0)] + "…"
+        self.left -= max(len(text), 1)
+        return text
+
+
+def bounded_details(details: Any) -> dict[str, Any]:
+    """A verifier's details as the service keeps them (see `_BoundedDetails`); marked
+    `details_truncated` where something was cut."""
+    bounded = _BoundedDetails()
+    kept: dict[str, Any] = bounded.value(details if isinstance(details, dict) else {"value": details})
+    if bounded.cut:
+        kept["details_truncated"] = True
+    return kept
 
 
 def _result_from_outcome(outcome: Any, verifier: str) -> UnitResult:
@@ -213,7 +261,7 @@ def _result_from_outcome(outcome: Any, verifier: str) -> UnitResult:
         verdict = Verdict(outcome.verdict).value
     except ValueError:
         return infrastructure_failure(f"verifier {verifier!r} returned unknown verdict {outcome.verdict!r}")
-    details = json_safe(outcome.details if isinstance(outcome.details, dict) else {"value": outcome.details})
+    details = bounded_details(outcome.details)
     return UnitResult(
         float(score), verdict, str(outcome.reason)[:MAX_REASON_CHARS], details, bool(outcome.mask) or verdict == "error"
     )

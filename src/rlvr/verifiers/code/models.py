@@ -3,9 +3,9 @@ the ground truth is trusted in meaning but arrives over HTTP, so sizes are cappe
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
+import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from rlvr.verifiers.code.helpers import prompt_module
@@ -46,11 +46,14 @@ class CodeParams(BaseModel):
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    @model_validator(mode="after")
-    def _size(self) -> _Strict:
-        if len(json.dumps(self.model_dump(), default=str)) > MAX_GROUND_TRUTH_BYTES:
+    @model_validator(mode="before")
+    @classmethod
+    def _size(cls, data: Any) -> Any:
+        # Measured on what was given, as compact JSON bytes: a dump of the model and its
+        # text would be two more copies of a ground truth that may be megabytes.
+        if isinstance(data, dict) and len(msgspec.json.encode(data, enc_hook=repr)) > MAX_GROUND_TRUTH_BYTES:
             raise ValueError(f"ground truth larger than {MAX_GROUND_TRUTH_BYTES} bytes")
-        return self
+        return data
 
 
 def _require_same_length(inputs: list[Any], outputs: list[Any]) -> None:

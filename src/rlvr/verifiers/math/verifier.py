@@ -176,8 +176,8 @@ class MathVerifier:
     def _verify(self, item: GradeInput, params: MathParams, ground_truth: Any) -> Outcome:
         gold = ground_truth if isinstance(ground_truth, PreparedGold) else self.prepare(params, ground_truth)
         details: dict[str, Any] = {
-            "gold": gold.answer,
-            "gold_normalized": gold.view.norm.text,
+            "gold": gold.answer[:200],
+            "gold_normalized": gold.view.norm.text[:200],
             "gold_extraction": gold.method,
         }
         if not gold.ok:
