@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 THINK = "<think>t</think><answer>a</answer>"
 
@@ -68,3 +69,12 @@ def test_composite_with_a_masked_part_is_masked(http: httpx.Client) -> None:
     item = {"response": "raise", "verifier": [{"name": "crashy"}, {"name": "format", "weight": 0.1}]}
     res = http.post("/v1/grade", json={"items": [item]}).json()["results"][0]
     assert res["mask"] is True and res["verdict"] == "error" and res["reward"] == 0.0
+
+
+@pytest.mark.parametrize("deadline_s", [1e-9, 1e-3, 0.049])
+def test_a_deadline_below_what_the_server_can_honour_is_a_422_not_a_mask(http: httpx.Client, deadline_s: float) -> None:
+    item = {"response": "<think>a</think><answer>b</answer>", "verifier": "format"}
+    r = http.post("/v1/grade", json={"items": [item] * 3, "deadline_s": deadline_s})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["message"].startswith(f"deadline_s: {deadline_s:g} is below the server minimum of 0.05s")
+

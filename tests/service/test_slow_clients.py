@@ -65,16 +65,20 @@ def test_a_body_sent_too_slowly_gets_408(strict: Server) -> None:
     assert b"body: not received within 1s" in answer
 
 
-def test_connections_past_the_cap_are_refused(strict: Server) -> None:
+def test_requests_past_the_cap_are_refused_but_the_probes_answer(strict: Server) -> None:
     held = [connect(strict) for _ in range(8)]
     try:
-        r = httpx.get(strict.url + "/healthz", timeout=PATIENCE_S)
+        r = httpx.get(strict.url + "/v1/verifiers", timeout=PATIENCE_S)
         assert r.status_code == 503
+        # An orchestrator's probes during a flood of half-open connections: the replica is
+        # alive and ready, only busy, and must not be restarted for it.
+        assert httpx.get(strict.url + "/healthz", timeout=PATIENCE_S).status_code == 200
+        assert httpx.get(strict.url + "/readyz", timeout=PATIENCE_S).status_code == 200
     finally:
         for sock in held:
             sock.close()
     # Once they are gone, the server answers again.
-    r = httpx.get(strict.url + "/healthz", timeout=PATIENCE_S)
+    r = httpx.get(strict.url + "/v1/verifiers", timeout=PATIENCE_S)
     assert r.status_code == 200
 
 

@@ -78,3 +78,38 @@ def test_a_row_with_an_invalid_ground_truth_is_none_not_an_exception(live_server
     out = func(prompts=["p"] * 2, completions=["4", "4"], answer=["4", {"not": "a string"}], **logs.kwargs())
     assert out == [1.0, None]
     assert logs.metrics == [("rlvr/masked_frac", pytest.approx(1 / 2))]
+
+
+@pytest.mark.parametrize(
+    ("completion", "text"),
+    [
+        (["\\boxed{2}"], "\\boxed{2}"),
+        (["a", {"role": "assistant", "content": "b"}], "a\nb"),
+        ({"role": "assistant", "content": "one message"}, "one message"),
+        ([{"role": "user", "content": "q"}, {"role": "tool", "content": "4"}], ""),
+        ([{"role": "assistant"}, {"role": "assistant", "content": None}], ""),
+        ([{"role": "assistant", "content": [{"type": "text", "text": 5}, {"type": "image"}, "x"]}], ""),
+        ([None, 7, {"role": "assistant", "content": 3}], ""),
+        ([], ""),
+    ],
+    ids=[
+        "bare string",
+        "string and message",
+        "one message",
+        "no assistant",
+        "no content",
+        "odd blocks",
+        "odd entries",
+        "empty",
+    ],
+)
+def test_any_completion_trl_can_hold_has_a_text(completion: Any, text: str) -> None:
+    assert completion_text(completion) == text
+
+
+def test_plain_strings_and_silent_conversations_are_graded_not_raised(live_server: str) -> None:
+    func = rlvr_reward("math", url=live_server, truth_column="answer")
+    completions = [["\\boxed{4}"], [{"role": "tool", "content": "\\boxed{4}"}], []]
+    prompts = [["2+2?"], [{"role": "user", "content": "2+2?"}], "2+2?"]
+    # The model said nothing in the last two: empty text, graded (a 0), not masked (None).
+    assert func(prompts=prompts, completions=completions, answer=["4"] * 3) == [1.0, 0.0, 0.0]

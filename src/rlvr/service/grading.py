@@ -74,6 +74,11 @@ class Grader:
                     f"deadline_s: {request.deadline_s:g} exceeds the server maximum of "
                     f"{self.settings.max_deadline_s:g}s"
                 )
+            if request.deadline_s < self.settings.min_deadline_s:
+                raise BadRequest(
+                    f"deadline_s: {request.deadline_s:g} is below the server minimum of "
+                    f"{self.settings.min_deadline_s:g}s, the least in which it can start an item"
+                )
             return request.deadline_s
         return min(default or self.settings.default_deadline_s, self.settings.max_deadline_s)
 

@@ -80,7 +80,10 @@ class GradeRequest(BaseModel):
 
     items: list[GradeItem] = Field(description="Items to grade; results come back in this order.")
     deadline_s: float | None = Field(
-        None, gt=0, description="Per-item deadline for this request, up to the server's max_deadline_s."
+        None,
+        gt=0,
+        description="Per-item deadline for this request, from the server's min_deadline_s (0.05 s) "
+        "to its max_deadline_s.",
     )
     advantage: Advantage | None = Field(
         None,

@@ -63,9 +63,13 @@ class DrainingServer(uvicorn.Server):
         self.should_exit = True
 
 
+UNCAPPED_PATHS = frozenset({"/healthz", "/readyz"})
+
+
 def timed_h11(header_timeout_s: float) -> type[H11Protocol]:
     """uvicorn's h11 protocol, closing connections whose request headers are not all in
-    within `header_timeout_s` (of the connection, or of the previous response)."""
+    within `header_timeout_s` (of the connection, or of the previous response), with the
+    probes' paths (`UNCAPPED_PATHS`) past the cap of connections."""
     body = json.dumps({"error": {"code": "request_timeout", "message": "headers: not received in time"}}).encode()
     answer = (
         b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n"
@@ -74,6 +78,21 @@ def timed_h11(header_timeout_s: float) -> type[H11Protocol]:
 
     class TimedH11Protocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
+        _limit_concurrency: int | None = None
+
+        # uvicorn reads this once a request's line is parsed, to answer 503 past the cap
+        # of connections and requests: liveness and readiness answer whatever the cap, so
+        # that a flood of half-open connections does not get a busy replica restarted.
+        @property
+        def limit_concurrency(self) -> int | None:
+            scope = getattr(self, "scope", None)
+            if scope is not None and scope.get("path") in UNCAPPED_PATHS:
+                return None
+            return self._limit_concurrency
+
+        @limit_concurrency.setter
+        def limit_concurrency(self, limit: int | None) -> None:
+            self._limit_concurrency = limit
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)

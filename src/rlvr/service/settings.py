@@ -30,6 +30,9 @@ DEFAULT_MAX_OBJECT_KEYS = 1_000
 DEFAULT_PLANNING_CONCURRENCY = 2
 DEFAULT_DEADLINE_S = 10.0
 DEFAULT_MAX_DEADLINE_S = 120.0
+# Below this a worker cannot be handed a chunk in time (it gets three deadlines to start
+# one), and items would be masked for the server's own latency.
+DEFAULT_MIN_DEADLINE_S = 0.05
 DEFAULT_CACHE_ENTRIES = 100_000
 DEFAULT_CHUNK_SIZE = 32
 DEFAULT_MAX_IN_FLIGHT = 200_000
@@ -109,6 +112,11 @@ class Settings(BaseSettings):
     )
     max_deadline_s: float = Field(
         DEFAULT_MAX_DEADLINE_S, gt=0, description="Largest per-item deadline a request may ask for."
+    )
+    min_deadline_s: float = Field(
+        DEFAULT_MIN_DEADLINE_S,
+        gt=0,
+        description="Smallest per-item deadline a request may ask for; below it the request gets 422.",
     )
     worker_max_rss_mb: int = Field(
         DEFAULT_WORKER_MAX_RSS_MB, ge=64, description="Address-space limit of a verifier worker process, MiB."

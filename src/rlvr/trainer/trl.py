@@ -13,7 +13,8 @@ what these functions do:
   `log_metric`; the rest is ignored.
 - A completion is a string, or (conversational datasets) a list of messages: the text
   graded is the assistant messages' content, in order; tool calls and tool results are
-  not the model's answer.
+  not the model's answer. A bare string in the list is the model's text; a conversation
+  with no assistant text is graded as empty text (the model said nothing: a 0, not a mask).
 - One `float | None` per row, in order. A masked item (the grader failed) is None, which
   TRL turns into NaN and leaves out of its group's statistics: a grader failure is never
   a reward of 0.
@@ -50,9 +51,7 @@ def rlvr_reward(
     None, or when the dataset has no such column). A call retries through a restart of the
     service for up to `retry_budget_s`."""
     kind = AsyncRlvrReward if is_async else RlvrReward
-    return kind(
-        verifier, url=url, truth_column=truth_column, name=name, params=params, retry_budget_s=retry_budget_s
-    )
+    return kind(verifier, url=url, truth_column=truth_column, name=name, params=params, retry_budget_s=retry_budget_s)
 
 
 class _Reward:
@@ -112,27 +111,46 @@ class AsyncRlvrReward(_Reward):
         return self._rewards(out.results, kwargs)
 
 
-def completion_text(completion: str | Sequence[dict[str, Any]]) -> str:
+def completion_text(completion: str | dict[str, Any] | Sequence[Any]) -> str:
     """The text to grade: a string as it is; of a conversation, the assistant messages'
-    content, joined in order."""
+    content, joined in order. A message given as a bare string is the model's text (some
+    pipelines pass `["..."]`). A conversation with no assistant text is graded as empty
+    text: the model said nothing, which is its answer (a 0, not a mask)."""
     if isinstance(completion, str):
         return completion
-    parts = [message_text(m) for m in completion if m.get("role", "assistant") == "assistant"]
-    return "\n".join(p for p in parts if p)
+    messages = [completion] if isinstance(completion, dict) else completion
+    return "\n".join(text for message in messages if (text := _assistant_text(message)))
 
 
-def prompt_text(prompt: str | Sequence[dict[str, Any]]) -> str:
+def _assistant_text(message: Any) -> str:
+    if isinstance(message, str):
+        return message
+    if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
+        return message_text(message)
+    return ""
+
+
+def prompt_text(prompt: str | dict[str, Any] | Sequence[Any]) -> str:
     if isinstance(prompt, str):
         return prompt
-    return "\n".join(t for m in prompt if (t := message_text(m)))
+    messages = [prompt] if isinstance(prompt, dict) else prompt
+    return "\n".join(text for m in messages if (text := m if isinstance(m, str) else _message_or_none(m)))
+
+
+def _message_or_none(message: Any) -> str:
+    return message_text(message) if isinstance(message, dict) else ""
 
 
 def message_text(message: dict[str, Any]) -> str:
     """A message's text; content may be a string or a list of typed blocks (images and
     other non-text blocks carry no text)."""
     content = message.get("content")
-    if content is None:
-        return ""
     if isinstance(content, str):
         return content
-    return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        text
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(text := b.get("text"), str)
+    )
