@@ -38,6 +38,9 @@ def _items(item: str, target_bytes: int) -> bytes:
     return ('{"items":[' + _repeat(item, target_bytes) + "]}").encode()
 
 
+_REFUSED_IFEVAL = {"instruction_id_list": ["language:response_language"] * 20, "kwargs": [{"language": "z"}] * 20}
+
+
 def _items_each(item: Callable[[int], str], target_bytes: int) -> bytes:
     """Items made by `item(i)`, distinct ones, to about `target_bytes`."""
     items: list[str] = []
@@ -197,6 +200,34 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
                         "response": "```python\ndef f(a):\n    return len(a)\n```",
                         "verifier": "code",
                         "ground_truth": {"fn_name": "f", "inputs": [[list(range(n // 9))]], "outputs": [n // 9]},
+                    }
+                ]
+            }
+        ).encode(),
+    ),
+    # Items whose ground truth their verifier refuses, each refusal a long message (IFEval
+    # lists every language it knows): an answer tells each item of its own.
+    "refused_items": (
+        "/v1/grade",
+        lambda n: _items(json.dumps({"response": "x", "verifier": "ifeval", "ground_truth": _REFUSED_IFEVAL}), n),
+    ),
+    # The same refused ground truth named by 50,000 references of one item, strict or not.
+    "refused_references": (
+        "/v1/grade",
+        lambda n: json.dumps(
+            {"items": [{"response": "x", "verifier": [{"name": "ifeval"}] * 50_000, "ground_truth": _REFUSED_IFEVAL}]}
+        ).encode(),
+    ),
+    # 50,000 references to one math unit: graded once, and scored under each label.
+    "references_to_one_unit": (
+        "/v1/grade",
+        lambda n: json.dumps(
+            {
+                "items": [
+                    {
+                        "response": "\\boxed{" + "b" * 190 + "}",
+                        "ground_truth": "\\boxed{" + "a" * 190 + "}",
+                        "verifier": [{"name": "math"}] * 50_000,
                     }
                 ]
             }

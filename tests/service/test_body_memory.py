@@ -40,6 +40,9 @@ EXPECTED_STATUS = {
     "math_gold_echo": 200,
     "dense_ints_wide_response": 200,
     "call_based_long_argument": 200,
+    "refused_items": 200,
+    "refused_references": 200,
+    "references_to_one_unit": 200,
 }
 # Requests within the count limits (10,000 items, 50,000 verifier references) but small,
 # dense in references: each item and reference costs its objects, and each item its
@@ -50,6 +53,8 @@ WITHIN_THE_COUNT_LIMITS = {
     "max_refs_accepted": 96,
     "refs_distinct_params": 96,
     "math_gold_echo": 96,
+    "refused_references": 96,
+    "references_to_one_unit": 96,
 }
 
 

@@ -131,3 +131,33 @@ def test_a_ground_truth_model_that_raises_masks_its_item_not_the_request(http: h
     r = http.post("/v1/validate", json={"items": items})
     assert r.status_code == 200 and [e["index"] for e in r.json()["invalid"]] == [1]
     assert http.post("/v1/grade", json={"items": items, "strict": True}).status_code == 422
+
+
+REFUSED_IFEVAL: dict[str, Any] = {
+    "response": "x",
+    "verifier": "ifeval",
+    "ground_truth": {"instruction_id_list": ["language:response_language"] * 20, "kwargs": [{"language": "z"}] * 20},
+}
+
+
+def test_an_items_refusal_is_told_briefly_however_many_fields_or_references_fail(http: httpx.Client) -> None:
+    many_refs = {**REFUSED_IFEVAL, "verifier": [{"name": "ifeval"}] * 300}
+    body = grade(http, [REFUSED_IFEVAL, many_refs])
+    for result in body["results"]:
+        assert result["mask"] and len(result["details"]["invalid"]) == 5
+        assert all(len(message) <= 300 for message in result["details"]["invalid"])
+        assert result["reason"].startswith("invalid item: ground_truth.kwargs[0]: Value error, unknown language")
+        assert result["reason"].endswith("(and 4 more in details.invalid)")
+
+
+def test_a_strict_request_lists_twenty_errors_at_most(http: httpx.Client) -> None:
+    r = http.post("/v1/grade", json={"items": [REFUSED_IFEVAL] * 10, "strict": True})
+    assert r.status_code == 422
+    assert len(r.json()["error"]["details"]["errors"]) == 20
+
+
+def test_a_composite_item_tells_of_its_first_components_and_scores_all(http: httpx.Client) -> None:
+    item = {"response": GOOD, "verifier": [{"name": "format"}] * 20}
+    [result] = grade(http, [item])["results"]
+    assert len(result["scores"]) == 20 and result["reward"] == 20.0
+    assert set(result["details"]) == {"format", *(f"format#{i}" for i in range(2, 9)), "details_truncated"}

@@ -33,11 +33,14 @@ from rlvr.service.models import (
     InvalidItem,
     ValidateResponse,
 )
-from rlvr.service.planning import MAX_ERRORS_LISTED, Component, PlannedItem, Planner
+from rlvr.service.planning import MAX_ERRORS_LISTED, MAX_ITEM_ERRORS_LISTED, Component, PlannedItem, Planner
 from rlvr.service.settings import Settings
 from rlvr.service.work import Canonical, Unit, UnitResult, canonical, infrastructure_failure
 from rlvr.verifiers.base import Verdict
 from rlvr.verifiers.registry import Registry
+
+# The components of a composite item whose reasons and details its answer holds.
+MAX_COMPONENTS_TOLD = 8
 
 
 class Grader:
@@ -136,7 +139,7 @@ class Grader:
         `plan_off_loop`)."""
         planned = await self.plan_off_loop(request.model_copy(update={"strict": False}), small)
         invalid = [
-            InvalidItem(index=i, id=p.item.id, verifier=p.invalid_verifier, errors=p.invalid[:MAX_ERRORS_LISTED])
+            InvalidItem(index=i, id=p.item.id, verifier=p.invalid_verifier, errors=p.invalid[:MAX_ITEM_ERRORS_LISTED])
             for i, p in enumerate(planned)
             if p.invalid
         ]
@@ -264,8 +267,13 @@ class Grader:
         if len(parts) == 1:
             reason, details = parts[0][1].reason, parts[0][1].details
         else:
-            reason = "; ".join(f"{c.label}: {r.reason}" for c, r in parts if r.reason)
-            details = {c.label: r.details for c, r in parts}
+            # An item may name 50,000 references to one unit: its answer tells of the first
+            # few, each of which is bounded (`work.bounded_details`), and scores them all.
+            told = parts[:MAX_COMPONENTS_TOLD]
+            reason = "; ".join(f"{c.label}: {r.reason}" for c, r in told if r.reason)
+            details = {c.label: r.details for c, r in told}
+            if len(parts) > len(told):
+                details["details_truncated"] = True
         return GradeResult(
             id=p.item.id,
             reward=reward if math.isfinite(reward) else 0.0,
@@ -285,13 +293,14 @@ class Grader:
 def _invalid_result(p: PlannedItem) -> GradeResult:
     """An item its verifier's models refused: masked, since a broken dataset row says
     nothing of the response, with the fields named."""
-    shown = p.invalid[:MAX_ERRORS_LISTED]
+    shown = p.invalid[:MAX_ITEM_ERRORS_LISTED]
     return GradeResult(
         id=p.item.id,
         reward=0.0,
         verdict=Verdict.ERROR,
         mask=True,
-        reason="invalid item: " + "; ".join(shown),
+        reason=f"invalid item: {shown[0]}"
+        + (f" (and {len(shown) - 1} more in details.invalid)" if len(shown) > 1 else ""),
         details={"invalid": shown},
         group=p.item.group,
     )

@@ -26,9 +26,21 @@ from rlvr.service.work import Canonical, Unit, canonical, prepared_key, unit_key
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
 from rlvr.verifiers.registry import LoadedVerifier, Registry
 
-__all__ = ["MAX_ERRORS_LISTED", "Component", "PlannedItem", "Planner", "format_loc", "validation_messages"]
+__all__ = [
+    "MAX_ERRORS_LISTED",
+    "MAX_ITEM_ERRORS_LISTED",
+    "Component",
+    "PlannedItem",
+    "Planner",
+    "format_loc",
+    "validation_messages",
+]
 
 MAX_ERRORS_LISTED = 20
+# An item's own list, in an answer that may hold ten thousand of them, and the length
+# of one message (a verifier's may list every value it knows).
+MAX_ITEM_ERRORS_LISTED = 5
+MAX_MESSAGE_CHARS = 300
 
 
 # How pydantic names a union member wrapped in validator functions:
@@ -55,7 +67,7 @@ def format_loc(prefix: str, loc: Sequence[Any]) -> str:
 
 
 def validation_messages(prefix: str, exc: ValidationError) -> list[str]:
-    return [f"{format_loc(prefix, e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)]
+    return [f"{format_loc(prefix, e['loc'])}: {e['msg']}"[:MAX_MESSAGE_CHARS] for e in exc.errors(include_url=False)]
 
 
 @dataclass(slots=True)
@@ -107,9 +119,8 @@ class _Refused:
     part: str  # "params" or "ground_truth"
     messages: tuple[str, ...]
 
-    def named(self, ref: _Ref) -> list[str]:
-        prefix = ref.params_field if self.part == "params" else "ground_truth"
-        return [prefix + message for message in self.messages]
+    def prefix(self, ref: _Ref) -> str:
+        return ref.params_field if self.part == "params" else "ground_truth"
 
 
 class Planner:
@@ -127,6 +138,9 @@ class Planner:
         self._truths: dict[tuple[str, bytes], Any] = {}
         # Items of a group share their params' object too: its canonical JSON once.
         self._params: dict[int, Canonical] = {}
+        # A refusal's messages as one reference names them: every item and reference
+        # sharing the refused value shares them too, rather than a copy each.
+        self._named: dict[tuple[int, str], tuple[str, ...]] = {}
 
     def plan(self, items: Sequence[GradeItem], ground_truths: Sequence[Canonical | None]) -> list[PlannedItem]:
         """Units of every item, given each item's ground truth as the keys see it (None:
@@ -164,8 +178,9 @@ class Planner:
         seen: TallyCounter[str] = TallyCounter()
         for ref in refs:
             checked = self._unit(where, item, ref)
-            if isinstance(checked, list):
-                planned.invalid.extend(checked)
+            if isinstance(checked, tuple):
+                room = MAX_ITEM_ERRORS_LISTED - len(planned.invalid)
+                planned.invalid.extend(checked[: max(room, 0)])
                 planned.invalid_verifier = planned.invalid_verifier or ref.name
             elif checked is not None:
                 seen[ref.name] += 1
@@ -173,11 +188,12 @@ class Planner:
                 planned.components.append(Component(label, ref.weight, checked))
         if planned.invalid:
             if self.strict:
-                self.errors.extend(f"{where}.{message}" for message in planned.invalid)
+                room = MAX_ERRORS_LISTED - len(self.errors)
+                self.errors.extend(f"{where}.{message}" for message in planned.invalid[: max(room, 0)])
             planned.components = []
         return planned
 
-    def _unit(self, where: str, item: GradeItem, ref: _Ref) -> Unit | list[str] | None:
+    def _unit(self, where: str, item: GradeItem, ref: _Ref) -> Unit | tuple[str, ...] | None:
         """The ref's unit; the messages naming its invalid fields; or None, the request's
         error noted."""
         try:
@@ -189,7 +205,7 @@ class Planner:
         if checked is None:
             return None
         if isinstance(checked, _Refused):
-            return checked.named(ref)
+            return self._named_refusal(checked, ref)
         return Unit(
             key=unit_key(checked.prep_key, item.prompt, item.response),
             prep_key=checked.prep_key,
@@ -200,6 +216,13 @@ class Planner:
             response=item.response,
             deadline_s=self.deadline(loaded.default_deadline_s),
         )
+
+    def _named_refusal(self, refused: _Refused, ref: _Ref) -> tuple[str, ...]:
+        prefix = refused.prefix(ref)
+        key = (id(refused), prefix)
+        if key not in self._named:
+            self._named[key] = tuple(prefix + message for message in refused.messages[:MAX_ITEM_ERRORS_LISTED])
+        return self._named[key]
 
     def _check(self, where: str, item: GradeItem, ref: _Ref, loaded: LoadedVerifier) -> _Checked | _Refused | None:
         try:
