@@ -146,7 +146,8 @@ async def _claims_follow_the_lease(url: str) -> None:
         await eventually(lambda: _equals(probe.get(claim), stalled.replica))
         second = asyncio.create_task(live.run([unit("k")]))
         await eventually(lambda: _equals(probe.get(claim), live.replica))
-        assert await probe.xlen(redis_keys.JOB_STREAM) == 2  # taken over: sent again
+        # Taken over: sent again (the claim is taken before its chunk is on the stream).
+        await eventually(lambda: _is(probe.xlen(redis_keys.JOB_STREAM), 2))
         # The stalled request ends late and releases only what is still its own.
         first.cancel()
         await asyncio.gather(first, return_exceptions=True)
@@ -170,6 +171,10 @@ async def _claims_follow_the_lease(url: str) -> None:
 
 async def _equals(reply: Any, replica: str) -> bool:
     return bool(await reply == replica.encode())
+
+
+async def _is(reply: Any, expected: object) -> bool:
+    return bool(await reply == expected)
 
 
 def test_a_claim_counts_while_its_owners_lease_lives_and_is_released_by_its_owner_only(
