@@ -13,6 +13,7 @@ item). Math-Verify is run the way TRL and open-r1 call it: `parse` the gold, `pa
 the response, `verify`.
 
     .venv/bin/python -m bench.math_grading --items 2000
+    .venv/bin/python -m bench.math_grading --http   # end to end: bench/math_http.py
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import logging
 import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -280,7 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--items", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-uncached", action="store_true")
+    ap.add_argument("--http", action="store_true", help="run bench/math_http.py with the other arguments")
     args = ap.parse_args(argv)
+    if args.http:
+        from bench import math_http
+
+        return math_http.main([a for a in (sys.argv[1:] if argv is None else argv) if a != "--http"])
     logging.disable(logging.WARNING)  # Math-Verify logs every timeout and parse failure
 
     items = make_items(args.items, args.seed)

@@ -105,11 +105,15 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
     linear even for boxes nested thousands deep. Escaped braces `\\{ \\}` are set
     delimiters, not TeX groups.
     """
-    if _BOX_START_RE.search(text) is None:
+    first = _BOX_START_RE.search(text)
+    if first is None:
         return []
     found: list[tuple[int, int, int, int]] = []  # (start, end, content start, content end)
     stack: list[tuple[int, int]] = []  # (box start or -1 for a plain group, content start)
-    for m in _BOX_TOKEN_RE.finditer(text):
+    # Groups opened before the first box lie below it on the stack and never change
+    # which brace closes a box, and no token spans the backslash before `boxed`: the
+    # scan starts there.
+    for m in _BOX_TOKEN_RE.finditer(text, first.start()):
         tok = m.group(0)
         if tok[0] == "\\" and len(tok) == 2:
             continue
@@ -122,7 +126,7 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
             stack.append((-1, m.end()))
         else:
             stack.append((m.start(), m.end()))
-    for m in _BOX_BARE_RE.finditer(text):
+    for m in _BOX_BARE_RE.finditer(text, first.start()):
         found.append((m.start(), m.end(), m.start(1), m.end(1)))
     found.sort()
     # A box nested in another is part of that answer, not a separate candidate.
