@@ -219,3 +219,43 @@ def test_no_item_takes_a_second_at_the_response_cap(token: str) -> None:
         gold = verifier.prepare(params, gold_text)
         spent = _cpu_time(lambda text, g=gold: verifier.verify(GradeInput(prompt, text), params, g), s)
         assert spent < ITEM_CPU_BUDGET_S, (token, gold_text, spent)
+
+
+def _boxed_spans_from_the_start(text: str) -> list[tuple[int, int, str]]:
+    """`extract.boxed_spans` as it was, scanning every brace from the first character:
+    the reference the scan from the first box must agree with."""
+    found: list[tuple[int, int, int, int]] = []
+    stack: list[tuple[int, int]] = []
+    for m in extract._BOX_TOKEN_RE.finditer(text):
+        tok = m.group(0)
+        if tok[0] == "\\" and len(tok) == 2:
+            continue
+        if tok == "}":
+            if stack:
+                start, content_start = stack.pop()
+                if start >= 0:
+                    found.append((start, m.end(), content_start, m.start()))
+        elif tok == "{":
+            stack.append((-1, m.end()))
+        else:
+            stack.append((m.start(), m.end()))
+    found += [(m.start(), m.end(), m.start(1), m.end(1)) for m in extract._BOX_BARE_RE.finditer(text)]
+    spans: list[tuple[int, int, str]] = []
+    for start, end, cstart, cend in sorted(found):
+        if not (spans and start < spans[-1][1]):
+            spans.append((start, end, text[cstart:cend]))
+    return spans
+
+
+# Braces, escapes, row breaks and box openers in any order: every way the text before a
+# box could leave the brace stack.
+_BRACE_SOUP = st.lists(
+    st.sampled_from(["{", "}", "\\{", "\\}", "\\\\", "\\", "\\boxed{", "\\fbox {", "\\boxed 7 ", "x", " ", "$", "b"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_BRACE_SOUP)
+def test_the_box_scan_from_the_first_box_finds_what_a_full_scan_does(text: str) -> None:
+    assert extract.boxed_spans(text) == _boxed_spans_from_the_start(text)
