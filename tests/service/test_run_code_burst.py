@@ -61,3 +61,31 @@ def test_timeouts_at_verls_defaults(live_server: str) -> None:
     # verl's sandbox_fusion defaults: 10 s run timeout, 1024 MiB, up to 64 requests at once.
     answers = asyncio.run(burst(live_server, timeouts=16, correct=8, run_timeout=10, memory_mb=1024))
     check(answers, timeouts=16)
+
+
+# Programs started together in one batch: each keeps its own memory limit, and none sees
+# what another wrote in its directory.
+HOGS = "x = bytearray(400 * 1024 * 1024)\nprint(len(x))"
+PLANTS = "import os\nopen('planted', 'w').write('x')\nprint(sorted(os.listdir('.')))"
+
+
+def test_programs_started_together_keep_their_own_limits_and_files(live_server: str) -> None:
+    async def main() -> list[dict[str, Any]]:
+        limits = httpx.Limits(max_connections=48)
+        async with httpx.AsyncClient(base_url=live_server, timeout=600, limits=limits) as http:
+            requests: list[dict[str, Any]] = []
+            for i in range(48):
+                code, memory = [(HOGS, 128), (PLANTS, 512), (ADDS, 512)][i % 3]
+                requests.append({"language": "python", "code": code, "stdin": f"{i} 1", "memory_limit_MB": memory})
+            return list(await asyncio.gather(*(post(http, r) for r in requests)))
+
+    answers = asyncio.run(main())
+    for i, answer in enumerate(answers):
+        kind = i % 3
+        assert answer["status"] != "SandboxError", answer
+        if kind == 0:
+            assert answer["status"] == "Failed" and "400" not in answer["run_result"]["stdout"], answer
+        elif kind == 1:
+            assert answer["status"] == "Success" and answer["run_result"]["stdout"] == "['planted']\n", answer
+        else:
+            assert answer["status"] == "Success" and answer["run_result"]["stdout"] == f"{i + 1}\n", answer

@@ -75,7 +75,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     registry is built from the settings unless one is given."""
     settings = settings or Settings()
     registry = registry or Registry(builtin_config(settings))
-    run_code = RunCodePool(registry.config.sandbox, settings.workers)
+    run_code = RunCodePool(registry.config.sandbox, settings.workers, settings.run_code_batch)
     bodies = BodyParser(
         BodyLimits(
             max_items=settings.max_items,

@@ -180,8 +180,8 @@ def job_spec(request: RunCodeRequest, config: SandboxConfig) -> RunSpec:
         memory_mb=memory,
         max_output=MAX_OUTPUT_BYTES,
         max_fetch_bytes=MAX_FETCH_BYTES,
-        gxx=shutil.which("g++"),
-        node=shutil.which("node"),
+        gxx=shutil.which("g++") if language == "cpp" else None,
+        node=shutil.which("node") if language == "javascript" else None,
     )
     wall = JOB_OVERHEAD_S + compiling + request.run_timeout
     records = len(request.fetch_files) + 8  # compile, run, one per fetched file
@@ -259,26 +259,29 @@ def _text(value: Any) -> str:
     return value.encode("utf-8", "replace").decode("utf-8") if type(value) is str else ""
 
 
-def _run_job(config: SandboxConfig, spec: RunSpec) -> RunResult:
-    """In a pool process: the job, in this process's sandbox, if it is isolated enough."""
-    runner = ProgramRunner(config)
+def _run_jobs(batch: list[tuple[SandboxConfig, RunSpec]]) -> list[RunResult]:
+    """In a pool process: a batch of jobs, started together in this process's sandbox,
+    if it is isolated enough."""
+    runner = ProgramRunner(batch[0][0])
     refused = runner.refusal_reason()
     if refused is not None:
-        return RunResult(Status.CRASHED, infra_error=refused)
+        return [RunResult(Status.CRASHED, infra_error=refused) for _ in batch]
     try:
-        return runner.run(spec)
+        return runner.run_many([spec for _, spec in batch])
     except SandboxUnavailable as exc:
-        return RunResult(Status.CRASHED, infra_error=f"sandbox unavailable: {exc}")
+        return [RunResult(Status.CRASHED, infra_error=f"sandbox unavailable: {exc}") for _ in batch]
 
 
 class RunCodePool:
-    """The `/run_code` jobs' processes (`dispatch.slots`): `processes` of them, one job
-    each at a time, started on first use. A job's clock starts when a process takes it."""
+    """The `/run_code` jobs' processes (`dispatch.slots`): `processes` of them, each
+    taking the jobs waiting together (at most `max_batch`) and starting them at once in
+    its sandbox, as the sandbox starts a verifier's jobs. A job's clock starts when
+    the sandbox starts it, and each keeps its own limits."""
 
-    def __init__(self, config: SandboxConfig, processes: int) -> None:
+    def __init__(self, config: SandboxConfig, processes: int, max_batch: int) -> None:
         self.config = config
         self.processes = processes
-        self._slots = SlotPool(processes, _run_job)
+        self._slots: SlotPool[RunResult] = SlotPool(processes, _run_jobs, max_batch)
 
     async def run(self, request: RunCodeRequest) -> dict[str, Any]:
         missing = missing_toolchain(request)

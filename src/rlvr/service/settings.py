@@ -35,6 +35,9 @@ DEFAULT_MAX_DEADLINE_S = 120.0
 DEFAULT_MIN_DEADLINE_S = 0.05
 DEFAULT_CACHE_ENTRIES = 100_000
 DEFAULT_CHUNK_SIZE = 32
+# As many as a trainer's concurrent tool calls usually are: enough to start them in one
+# burst, few enough that a quick program rarely waits on a slow one of its batch.
+DEFAULT_RUN_CODE_BATCH = 16
 DEFAULT_MAX_IN_FLIGHT = 200_000
 DEFAULT_WORKER_MAX_RSS_MB = 2048
 DEFAULT_STALL_WALL_FACTOR = 3.0
@@ -67,6 +70,13 @@ class Settings(BaseSettings):
     )
     chunk_size: int = Field(
         DEFAULT_CHUNK_SIZE, ge=1, le=10_000, description="Items sent to a worker (or a stream entry) at once."
+    )
+    run_code_batch: int = Field(
+        DEFAULT_RUN_CODE_BATCH,
+        ge=1,
+        le=1_000,
+        description="/run_code programs that wait together started at once by one pool process; each keeps its "
+        "own limits, and its answer comes when the last of its batch is done.",
     )
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="Items allowed per request.")
     max_request_bytes: int = Field(DEFAULT_MAX_REQUEST_BYTES, ge=1024, description="Bytes allowed per request body.")

@@ -1,11 +1,16 @@
-"""Slots: processes that run one job at a time each, fed from one first-come-first-served
+"""Slots: processes that run batches of jobs, fed from one first-come-first-served
 queue by a thread per process (what `/run_code` runs its programs in).
 
-A job's deadline starts when its process takes it, never while it waits for a turn: a
-queue behind slow jobs costs a job time, not its limits. A process that dies, or is
-still on a job past the job's deadline (wedged), is killed and replaced alone: the jobs
-of the other slots never see it. The thread hands the next job to its process as soon as
-the last one is back, without a round trip through the event loop.
+A slot's thread takes the job at the head of the queue and, with it, up to
+`max_batch - 1` jobs already waiting behind it, so that a sandbox can start a
+burst of jobs together (`Sandbox.run_many`) rather than one process round trip
+each. A batch's deadline starts when its process takes it, never while it waits
+for a turn: a queue behind slow jobs costs a job time, not its limits; it is the
+sum of its jobs' deadlines, which holds however the process runs them. A process
+that dies, or is still on a batch past that deadline (wedged), is killed and
+replaced alone: it costs the jobs it held, and the other slots' never see it. The
+thread hands the next batch to its process as soon as the last one is back,
+without a round trip through the event loop.
 """
 
 from __future__ import annotations
@@ -39,22 +44,46 @@ class _Job:
     future: asyncio.Future[Any]
 
 
-def _serve(conn: Connection, target: Callable[..., Any]) -> None:
-    """A slot's process: `target(*args)` for each job it is sent, until told to stop."""
+BatchTarget = Callable[[list[tuple[Any, ...]]], list[Any]]
+
+
+def _failure(exc: Exception) -> RuntimeError:
+    return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+class EachCall:
+    """A batch target that calls `fn(*args)` for each job in turn; a job that raises
+    fails alone. Picklable when `fn` is importable by name."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, batch: list[tuple[Any, ...]]) -> list[Any]:
+        outcomes: list[Any] = []
+        for args in batch:
+            try:
+                outcomes.append(self.fn(*args))
+            except Exception as exc:
+                outcomes.append(_failure(exc))
+        return outcomes
+
+
+def _serve(conn: Connection, target: BatchTarget) -> None:
+    """A slot's process: `target(batch)` for each batch it is sent, until told to stop."""
     # A session of its own, so that its kill never reaches the server's process group.
     os.setsid()
     while True:
         try:
-            args = conn.recv()
+            batch = conn.recv()
         except (EOFError, OSError):
             return
-        if args is None:
+        if batch is None:
             return
         try:
-            outcome = target(*args)
-        except Exception as exc:  # the job's failure, not the process's: it takes the next
-            outcome = RuntimeError(f"{type(exc).__name__}: {exc}")
-        conn.send(outcome)
+            outcomes = target(batch)
+        except Exception as exc:  # the batch's failure, not the process's: it takes the next
+            outcomes = [_failure(exc)] * len(batch)
+        conn.send(outcomes)
 
 
 class _Slot:
@@ -67,30 +96,44 @@ class _Slot:
 
     def _loop(self) -> None:
         while True:
-            job = self.pool.jobs.get()
-            if job is None:
+            batch, stop = self._take()
+            if batch:
+                try:
+                    outcomes: list[Any] = self._run(batch)
+                except BaseException as exc:  # whatever happens, the requests get an answer
+                    outcomes = [exc] * len(batch)
+                for job, outcome in zip(batch, outcomes, strict=True):
+                    with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits
+                        job.loop.call_soon_threadsafe(_settle, job.future, outcome)
+            if stop:
                 self._stop()
                 return
-            if job.future.cancelled():
-                continue  # its request stopped waiting before its turn
-            try:
-                outcome: Any = self._run(job)
-            except BaseException as exc:  # whatever happens, the request gets an answer
-                outcome = exc
-            with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits
-                job.loop.call_soon_threadsafe(_settle, job.future, outcome)
 
-    def _run(self, job: _Job) -> Any:
+    def _take(self) -> tuple[list[_Job], bool]:
+        """The next batch: the head of the queue and the jobs already waiting behind it,
+        less those whose requests stopped waiting; and whether the pool is closing."""
+        jobs = [self.pool.jobs.get()]
+        while len(jobs) < self.pool.max_batch and jobs[-1] is not None:
+            try:
+                jobs.append(self.pool.jobs.get_nowait())
+            except queue.Empty:
+                break
+        stop = jobs[-1] is None
+        return [job for job in jobs if job is not None and not job.future.cancelled()], stop
+
+    def _run(self, batch: list[_Job]) -> list[Any]:
         conn = self._ensure()
+        deadline_s = sum(job.deadline_s for job in batch)
         try:
-            conn.send(job.args)
-            if conn.poll(job.deadline_s):
-                return conn.recv()
+            conn.send([job.args for job in batch])
+            if conn.poll(deadline_s):
+                outcomes: list[Any] = conn.recv()
+                return outcomes
             self._kill()
-            return SlotLost(f"no answer {job.deadline_s:g}s after the job started: killed")
+            return [SlotLost(f"no answer {deadline_s:g}s after the batch started: killed")] * len(batch)
         except (EOFError, OSError) as exc:
             self._kill()
-            return SlotLost(f"the process was lost: {type(exc).__name__}")
+            return [SlotLost(f"the process was lost: {type(exc).__name__}")] * len(batch)
 
     def _ensure(self) -> Connection:
         if self.process is not None and not self.process.is_alive():
@@ -132,18 +175,20 @@ def _settle(future: asyncio.Future[Any], outcome: Any) -> None:
 
 
 class SlotPool(Generic[R]):
-    """`processes` slots that run `target(*args)`, started on first use."""
+    """`processes` slots that run batches of at most `max_batch` jobs with `target`
+    (which returns one outcome per job, in order), started on first use."""
 
-    def __init__(self, processes: int, target: Callable[..., R]) -> None:
+    def __init__(self, processes: int, target: BatchTarget, max_batch: int = 1) -> None:
         self.target = target
+        self.max_batch = max_batch
         self.jobs: queue.Queue[_Job | None] = queue.Queue()
         self._slots = [_Slot(self, i) for i in range(processes)]
         self._started = False
         self._closed = False
 
     async def run(self, *args: Any, deadline_s: float) -> R:
-        """`target(*args)` in a free slot, once one is; SlotLost when its process died or
-        had not answered `deadline_s` after it took the job."""
+        """The outcome of the job `args` in a free slot, once one is; SlotLost when its
+        process died or had not answered its batch's deadline after it took the batch."""
         if self._closed:
             raise SlotLost("the pool is closed")
         if not self._started:
@@ -156,7 +201,7 @@ class SlotPool(Generic[R]):
         return await future
 
     def close(self) -> None:
-        """Each slot's process stops once its job in hand, if any, is done."""
+        """Each slot's process stops once its batch in hand, if any, is done."""
         self._closed = True
         for _ in self._slots:
             self.jobs.put(None)
