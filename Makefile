@@ -48,11 +48,20 @@ JOBS_REQUIREMENTS := src/rlvr/sandboxes/job-requirements.txt
 JOBS_HASH := $(shell cksum < $(JOBS_REQUIREMENTS) | cut -d' ' -f1)
 
 $(JOBS_ENV)/.built-$(JOBS_HASH): $(VENV)/bin/python
-	rm -rf $(JOBS_ENV)
+	rm -rf $(JOBS_ENV)/python $(JOBS_ENV)/.built-*
 	$(PIP) install --quiet --no-deps --only-binary=:all: --target $(JOBS_ENV)/python -r $(JOBS_REQUIREMENTS)
 	touch $@
 
-job-env: $(JOBS_ENV)/.built-$(JOBS_HASH)
+# C++ jobs' precompiled bits/stdc++.h (rlvr.sandboxes.runner.pch), built again when g++
+# or the module changes; nothing where g++ is missing.
+GXX_VERSION := $(shell g++ -dumpfullversion 2>/dev/null)
+PCH_HASH := $(shell cksum < src/rlvr/sandboxes/runner/pch.py | cut -d' ' -f1)-$(GXX_VERSION)
+$(JOBS_ENV)/pch/.built-$(PCH_HASH): $(VENV)/bin/python
+	rm -rf $(JOBS_ENV)/pch
+	if [ -n "$(GXX_VERSION)" ]; then $(PY) -m rlvr.sandboxes.runner.pch $(JOBS_ENV)/pch; fi
+	mkdir -p $(@D) && touch $@
+
+job-env: $(JOBS_ENV)/.built-$(JOBS_HASH) $(JOBS_ENV)/pch/.built-$(PCH_HASH)
 
 # GRPO on the built-in arithmetic task against a local `rlvr serve`: runs/demo/summary.json,
 # log.jsonl and curves.png.

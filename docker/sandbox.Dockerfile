@@ -48,6 +48,10 @@ COPY src/rlvr/sandboxes/runner/ /opt/rlvr/rlvr/sandboxes/runner/
 COPY src/rlvr/sandboxes/local/ /opt/rlvr/rlvr/sandboxes/local/
 COPY src/rlvr/sandboxes/docker/__init__.py src/rlvr/sandboxes/docker/protocol.py src/rlvr/sandboxes/docker/inside.py /opt/rlvr/rlvr/sandboxes/docker/
 RUN python3 -I -S -m compileall -q /opt/rlvr
+# C++ jobs' precompiled standard headers, where g++ is installed (rlvr.sandboxes.runner.pch).
+RUN if command -v g++ >/dev/null; then \
+      python3 -I -S -c "import sys; sys.path.insert(0, '/opt/rlvr'); from rlvr.sandboxes.runner import pch; pch.build(pch.JOB_DIR)"; \
+    fi
 
 # The host starts containers as root with only CAP_SETUID, SETGID and SETPCAP (and a
 # read-only root); pid 1 gives each job process its own uid and keeps no capability

@@ -47,6 +47,7 @@ RUN python -m venv /opt/rlvr && \
     /opt/rlvr/bin/pip install --no-cache-dir --no-index --find-links /tmp/wheels "rlvr[redis,docker]" && \
     /opt/rlvr/bin/pip install --no-cache-dir --no-index --find-links /tmp/wheels --no-deps \
         --target /opt/rlvr-jobs/python -r /tmp/wheels/job-requirements.txt && \
+    /opt/rlvr/bin/python -m rlvr.sandboxes.runner.pch /opt/rlvr-jobs/pch && \
     rm -rf /tmp/wheels
 COPY docker/service-entrypoint.sh /usr/local/bin/rlvr-entrypoint
 ENV PATH=/opt/rlvr/bin:$PATH \

@@ -19,6 +19,7 @@ import pytest
 from rlvr.sandboxes.jobenv import JobEnvironment
 from rlvr.sandboxes.local import isolate, jobroot, wiring, zygote
 from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.runner import pch
 from tests.sandboxes.jobs import returned
 from tests.services import require
 
@@ -162,3 +163,17 @@ def test_the_report_names_import_paths_jobs_do_not_get(sb: LocalSandbox) -> None
 )
 def test_hidden_paths(wanted: list[str], kept: list[str], hidden: list[str]) -> None:
     assert zygote.hidden_paths(wanted, kept) == hidden
+
+
+def test_cpp_jobs_see_the_precompiled_headers_and_cannot_change_them(sb: LocalSandbox) -> None:
+    require(JobEnvironment().pch_path is not None, "the precompiled headers (make job-env, with g++)")
+    body = (
+        "found = sorted(os.path.relpath(os.path.join(d, f), '/pch') for d, _, fs in os.walk('/pch') for f in fs)\n"
+        "try:\n    open('/pch/c++17/iostream.gch', 'r+b').write(b'x')\n    wrote = True\n"
+        "except OSError:\n    wrote = False\n"
+        "return [found, wrote]"
+    )
+    found, wrote = look(sb, body)
+    expected = {f"{std}/{header}.gch" for std in pch.STANDARDS for header in pch.HEADERS}
+    assert expected <= set(found), found
+    assert wrote is False

@@ -43,6 +43,9 @@ REQUIREMENTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "job-req
 CHECKOUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".venv-jobs")
 CHECKOUT_PYTHON_PATH = os.path.normpath(os.path.join(CHECKOUT_DIR, "python"))
 IMAGE_PYTHON_PATH = "/opt/rlvr-jobs/python"
+# C++ jobs' precompiled headers (`rlvr.sandboxes.runner.pch`), built beside the packages.
+CHECKOUT_PCH_PATH = os.path.normpath(os.path.join(CHECKOUT_DIR, "pch"))
+IMAGE_PCH_PATH = "/opt/rlvr-jobs/pch"
 DEBIAN_NODE_PATH = "/usr/share/nodejs"
 NODE_PACKAGES = ("lodash",)
 # What the sandbox image runs to report its own environment (see the module's notes).
@@ -70,9 +73,12 @@ def default_python_path() -> tuple[str, ...]:
     """Where `make` or the Docker images put the Python packages, where that exists and
     jobs can see it: never under /tmp, which every job's own /tmp covers (a checkout
     there has `make` build it in /opt/rlvr-jobs)."""
-    return tuple(
-        d for d in (CHECKOUT_PYTHON_PATH, IMAGE_PYTHON_PATH) if os.path.isdir(d) and not d.startswith("/tmp/")
-    )
+    return tuple(d for d in (CHECKOUT_PYTHON_PATH, IMAGE_PYTHON_PATH) if os.path.isdir(d) and not d.startswith("/tmp/"))
+
+
+def default_pch_path() -> str | None:
+    """Where `make` or the service image built the precompiled headers, if anywhere."""
+    return next((d for d in (CHECKOUT_PCH_PATH, IMAGE_PCH_PATH) if os.path.isdir(d)), None)
 
 
 def default_node_path() -> tuple[str, ...]:
@@ -90,10 +96,12 @@ def parse_path(value: str | None) -> tuple[str, ...] | None:
 @dataclass(frozen=True, slots=True)
 class JobEnvironment:
     """`python_path`: directories on programs' import path (after the standard
-    library); `node_path`: directories node resolves `require` from (NODE_PATH)."""
+    library); `node_path`: directories node resolves `require` from (NODE_PATH);
+    `pch_path`: C++ jobs' precompiled headers, or None."""
 
     python_path: tuple[str, ...] = field(default_factory=default_python_path)
     node_path: tuple[str, ...] = field(default_factory=default_node_path)
+    pch_path: str | None = field(default_factory=default_pch_path)
 
     @classmethod
     def from_settings(cls, python_path: str | None, node_path: str | None) -> JobEnvironment:

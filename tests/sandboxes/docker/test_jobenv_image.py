@@ -45,3 +45,17 @@ def test_the_image_runs_host_modes_versions(docker_config: DockerConfig) -> None
         if versions[optional][0] is None:
             versions.pop(optional)
     assert all(image_version == host_version for image_version, host_version in versions.values()), versions
+
+
+def test_cpp_jobs_in_the_image_compile_through_its_precompiled_headers(docker_config: DockerConfig) -> None:
+    script = (
+        "import subprocess, sys; sys.path.insert(0, '/opt/rlvr'); from rlvr.sandboxes.runner import pch\n"
+        "open('/tmp/main.cpp', 'w').write('#include <bits/stdc++.h>\\nint main() { std::cout << 5; }\\n')\n"
+        "argv = pch.compile_argv('g++', 'c++20', '/tmp/main.cpp', '/tmp/main') + ['-H']\n"
+        "done = subprocess.run(argv, capture_output=True, text=True)\n"
+        "print(done.returncode, done.stderr.splitlines()[0])"
+    )
+    command = ["docker", "run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", "--user"]
+    command += [docker_config.user, "--entrypoint", "python3", docker_config.image, "-I", "-S", "-c", script]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=True)
+    assert done.stdout.strip() == "0 ! /pch/c++20/bits/stdc++.h.gch", done.stdout + done.stderr

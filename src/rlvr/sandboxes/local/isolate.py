@@ -193,7 +193,7 @@ def _hide(path: str) -> None:
         linux.mount("tmpfs", path, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=4k,mode=755")
 
 
-def setup_zygote(hidden: list[str], uids: range, own_pid_ns: bool) -> Capabilities:
+def setup_zygote(hidden: list[str], uids: range, own_pid_ns: bool, pch: str | None = None) -> Capabilities:
     """Give the zygote (and so every job) a private, read-only view of the filesystem
     (the minimal root of `jobroot`, else the host's with private dirs masked), and IPC
     and UTS namespaces apart from the host's."""
@@ -217,7 +217,7 @@ def setup_zygote(hidden: list[str], uids: range, own_pid_ns: bool) -> Capabiliti
     needed = needed_paths()
     try:
         linux.mount("tmpfs", ROOT_STAGING, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=16m,mode=755")
-        jobroot.build(ROOT_STAGING, needed, uids)
+        jobroot.build(ROOT_STAGING, needed, uids, pch)
         jobroot.enter(ROOT_STAGING)
         caps.minimal_root = True
     except OSError as exc:

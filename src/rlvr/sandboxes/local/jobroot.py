@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 
 from rlvr.sandboxes.local import linux
+from rlvr.sandboxes.runner.pch import JOB_DIR as JOB_PCH_DIR
 
 # Files of /etc the toolchains read (dynamic linker, alternatives links for cc/c++,
 # time zone, findlib for coqc, OpenSSL's config for node), copied (links as links).
@@ -106,8 +107,9 @@ def _dev(root: str) -> None:
         os.symlink(link, os.path.join(dev, name))
 
 
-def build(root: str, needed: list[str], uids: range) -> None:
-    """Fill the empty tmpfs mounted at `root` with the jobs' filesystem (see above)."""
+def build(root: str, needed: list[str], uids: range, pch: str | None = None) -> None:
+    """Fill the empty tmpfs mounted at `root` with the jobs' filesystem (see above);
+    `pch`, the host's precompiled headers, is bound at `runner.pch.JOB_DIR`."""
     for name in MERGED_USR:
         source = f"/{name}"
         if os.path.islink(source):
@@ -126,6 +128,9 @@ def build(root: str, needed: list[str], uids: range) -> None:
         own.append(path)
     _etc(root, uids)
     _dev(root)
+    if pch is not None and os.path.isdir(pch):
+        os.makedirs(root + JOB_PCH_DIR)
+        _bind(pch, root + JOB_PCH_DIR)
     for name in ("tmp", "proc"):
         os.makedirs(os.path.join(root, name))
     os.chmod(os.path.join(root, "tmp"), 0o1777)

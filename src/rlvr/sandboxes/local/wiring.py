@@ -74,8 +74,9 @@ def zygote_command(*args: str, job_env: JobEnvironment | None = None) -> list[st
     """The zygote runs without `site` (see `rlvr.sandboxes.local.zygote`); the job
     environment's packages, not the service's, are passed along for the programs' own
     imports (`rlvr.sandboxes.jobenv`)."""
-    site = (job_env or JobEnvironment()).python_path
-    return [sys.executable, "-S", "-B", "-c", _BOOT, *args, "--site", os.pathsep.join(site)]
+    env = job_env or JobEnvironment()
+    pch = ["--pch", env.pch_path] if env.pch_path is not None else []
+    return [sys.executable, "-S", "-B", "-c", _BOOT, *args, *pch, "--site", os.pathsep.join(env.python_path)]
 
 
 def zygote_env(job_env: JobEnvironment | None = None) -> dict[str, str]:

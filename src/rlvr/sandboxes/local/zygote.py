@@ -352,7 +352,9 @@ def own_uid_base() -> int:
     return uid_base(os.getpid(), pid_ns)
 
 
-def startup(hidden: list[str], parent: int, first_uid: int) -> tuple[isolate.Capabilities, JobCgroups | None]:
+def startup(
+    hidden: list[str], parent: int, first_uid: int, pch: str | None = None
+) -> tuple[isolate.Capabilities, JobCgroups | None]:
     """Set the zygote up, its jobs taking uids from `first_uid` on (`own_uid_base`,
     taken before: once the zygote is pid 1 of its own PID namespace, its pid says nothing)."""
     if linux.SUPPORTED:
@@ -369,7 +371,7 @@ def startup(hidden: list[str], parent: int, first_uid: int) -> tuple[isolate.Cap
     cgroups, no_cgroups = isolate.setup_cgroups()
     own_pid_ns = os.geteuid() == 0 and linux.SUPPORTED and isolate.own_pid_namespace()
     uids = range(first_uid, first_uid + isolate.UIDS_PER_ZYGOTE)
-    caps = isolate.setup_zygote(hidden, uids, own_pid_ns)
+    caps = isolate.setup_zygote(hidden, uids, own_pid_ns, pch)
     if cgroups is not None:
         caps.cgroups = cgroups.version
     else:
@@ -385,14 +387,14 @@ def startup(hidden: list[str], parent: int, first_uid: int) -> tuple[isolate.Cap
 
 
 def _options(argv: list[str]) -> dict[str, str]:
-    """`--fd N`, `--parent PID`, `--site DIRS`, `--probe`, `--python-start` (argparse
+    """`--fd N`, `--parent PID`, `--site DIRS`, `--pch DIR`, `--probe`, `--python-start` (argparse
     would cost every job its pages)."""
     options: dict[str, str] = {}
     words = iter(argv)
     for word in words:
         if word in ("--probe", "--python-start"):
             options[word[2:]] = "1"
-        elif word in ("--fd", "--parent", "--site"):
+        elif word in ("--fd", "--parent", "--site", "--pch"):
             options[word[2:]] = next(words, "")
         else:
             raise SystemExit(f"zygote: unknown argument {word!r}")
@@ -463,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [p for p in sys.path if p.startswith("/") and os.path.isdir(p)]
     parent = int(options.get("parent") or 0)
     ident, first_uid = os.getpid(), own_uid_base()
-    caps, cgroups = startup(hidden_data_dirs(), parent, first_uid)
+    caps, cgroups = startup(hidden_data_dirs(), parent, first_uid, options.get("pch") or None)
     caps.native_start = native is not None
     sys.path[:] = checked_sys_path(sys.path, caps)
     caps.hidden_import_paths = hidden_paths(wanted, sys.path)

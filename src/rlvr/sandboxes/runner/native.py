@@ -22,10 +22,12 @@ import resource
 import time
 from collections.abc import Callable
 
-from rlvr.sandboxes.runner import core
+from rlvr.sandboxes.runner import core, pch
 from rlvr.sandboxes.runner.inputs import job_inputs
 
 MODES = ("native_stdio", "native_call")
+# The `code` verifier's C++: what judges compile today.
+CODE_STD = "c++20"
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
 # The job environment's node packages (`rlvr.sandboxes.jobenv`), as the sandbox set it.
 ENV |= {name: os.environ[name] for name in ("NODE_PATH",) if name in os.environ}
@@ -179,7 +181,7 @@ def _check(job: core.Frame, argv: list[str]) -> core.Record:
 def _prepare_cpp(job: core.Frame, channel: core.Channel) -> Program | None:
     with open("/tmp/main.cpp", "w") as f:
         f.write(job["code"])
-    step = _check(job, [job["gxx"], "-O2", "-std=c++20", "-pipe", "-o", "/tmp/main", "/tmp/main.cpp"])
+    step = _check(job, pch.compile_argv(job["gxx"], CODE_STD, "/tmp/main.cpp", "/tmp/main"))
     if step["s"] != "ok":
         kind = "timeout" if step["s"] == "timeout" else "error"
         channel.write({"load": kind, "e": "compilation failed:\n" + step["out"][-4000:]})

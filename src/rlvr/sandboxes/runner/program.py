@@ -27,12 +27,14 @@ import time
 import traceback
 from collections.abc import Callable
 
-from rlvr.sandboxes.runner import core, native
+from rlvr.sandboxes.runner import core, native, pch
 
 MODES = ("program",)
 WORKDIR = "/tmp"
 SCRATCH_ALIAS = "/mnt"
 SOURCE = {"cpp": "/tmp/main.cpp", "javascript": "/tmp/main.js"}
+# SandboxFusion's C++ standard, which programs written for its API expect.
+RUN_CODE_STD = "c++17"
 
 
 def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
@@ -87,7 +89,7 @@ def _prepare(job: core.Frame, channel: core.Channel) -> Callable[[], None] | Non
         # The code verifier's node flags: its heap, not the address space, bounds its memory.
         return _stderr_on_fd3(native._exec(native._node_argv(job, SOURCE[language]), None))
     started = time.monotonic()
-    compile_argv = [job["gxx"], "-O2", "-std=c++17", "-pipe", "-o", "/tmp/main", SOURCE[language]]
+    compile_argv = pch.compile_argv(job["gxx"], RUN_CODE_STD, SOURCE[language], "/tmp/main")
     step = core.run_child(
         native._exec(compile_argv, None, merge_stderr=True),
         b"",
