@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import httpx
+import pydantic
 import pytest
+
+from rlvr.service.settings import Settings
 
 THINK = "<think>t</think><answer>a</answer>"
 
@@ -78,3 +81,10 @@ def test_a_deadline_below_what_the_server_can_honour_is_a_422_not_a_mask(http: h
     assert r.status_code == 422, r.text
     assert r.json()["error"]["message"].startswith(f"deadline_s: {deadline_s:g} is below the server minimum of 0.05s")
 
+
+
+@pytest.mark.parametrize("setting", ["max_deadline_s", "default_deadline_s"])
+def test_a_deadline_setting_below_the_least_is_refused_at_start(setting: str) -> None:
+    with pytest.raises(pydantic.ValidationError, match=f"{setting} .* is below min_deadline_s"):
+        Settings(**{setting: 0.5, "min_deadline_s": 1.0})
+    assert getattr(Settings(**{setting: 1.0, "min_deadline_s": 1.0}), setting) == 1.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rlvr.sandboxes import config as sandbox_defaults
@@ -261,6 +261,16 @@ class Settings(BaseSettings):
         description="Directories (separated by ':') node programs may require packages from, as NODE_PATH "
         "(default: /usr/share/nodejs, where Debian's node-lodash is; empty: none).",
     )
+
+    @model_validator(mode="after")
+    def _deadlines_in_order(self) -> Settings:
+        # Past either bound every request asking for a deadline would be refused, or every
+        # item left to the default would be masked for the server's own latency. A default
+        # over max_deadline_s is clamped to it, as documented.
+        for name in ("max_deadline_s", "default_deadline_s"):
+            if getattr(self, name) < self.min_deadline_s:
+                raise ValueError(f"{name} ({getattr(self, name):g}) is below min_deadline_s ({self.min_deadline_s:g})")
+        return self
 
     @field_validator("job_python_path", "job_node_path")
     @classmethod
