@@ -56,12 +56,13 @@ $(JOBS_ENV)/.built-$(JOBS_HASH): $(VENV)/bin/python
 # or the module changes; nothing where g++ is missing.
 GXX_VERSION := $(shell g++ -dumpfullversion 2>/dev/null)
 PCH_HASH := $(shell cksum < src/rlvr/sandboxes/runner/pch.py | cut -d' ' -f1)-$(GXX_VERSION)
-$(JOBS_ENV)/pch/.built-$(PCH_HASH): $(VENV)/bin/python
-	rm -rf $(JOBS_ENV)/pch
+# The marker stays outside the folder jobs see.
+$(JOBS_ENV)/.pch-built-$(PCH_HASH): $(VENV)/bin/python
+	rm -rf $(JOBS_ENV)/pch $(JOBS_ENV)/.pch-built-*
 	if [ -n "$(GXX_VERSION)" ]; then $(PY) -m rlvr.sandboxes.runner.pch $(JOBS_ENV)/pch; fi
 	mkdir -p $(@D) && touch $@
 
-job-env: $(JOBS_ENV)/.built-$(JOBS_HASH) $(JOBS_ENV)/pch/.built-$(PCH_HASH)
+job-env: $(JOBS_ENV)/.built-$(JOBS_HASH) $(JOBS_ENV)/.pch-built-$(PCH_HASH)
 
 # GRPO on the built-in arithmetic task against a local `rlvr serve`: runs/demo/summary.json,
 # log.jsonl and curves.png.

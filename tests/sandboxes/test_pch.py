@@ -71,6 +71,32 @@ def test_the_same_errors_with_and_without_the_pch(built: str, tmp_path: Path) ->
     assert "count" in first_error(with_pch.stderr) and "is ambiguous" in first_error(with_pch.stderr)
 
 
+# Headers that include a precompiled one again, or are one: after a PCH, g++ opens the
+# header it replaced by that header's path, so each must be there (issue 33's red team).
+THEN = ("cstdio", "iostream", "bits/stdc++.h", "vector", "queue", "random", "algorithm", "map", "sstream", "cmath")
+
+
+@pytest.mark.parametrize("first", pch.HEADERS)
+def test_any_header_after_a_precompiled_one_compiles_as_without_it(built: str, tmp_path: Path, first: str) -> None:
+    for then in THEN:
+        source = f"#include <{first}>\n#include <{then}>\n#include <{first}>\nint main() {{ return 0; }}\n"
+        with_pch = _compile(tmp_path, RUN_CODE_STD, source, built)
+        assert with_pch.returncode == 0, (then, with_pch.stderr[-2000:])
+        assert f"! {os.path.join(built, RUN_CODE_STD, first)}.gch" in with_pch.stderr.splitlines()
+
+
+@pytest.mark.parametrize("std", [RUN_CODE_STD, CODE_STD])
+def test_a_pch_that_does_not_fit_the_flags_leaves_the_real_header(built: str, tmp_path: Path, std: str) -> None:
+    # `-O0` is not what the PCHs were built with: g++ reads the stub, which reads the header.
+    path = tmp_path / "main.cpp"
+    path.write_text(f"#include <bits/stdc++.h>\n#include <cstdio>\n{SUM}")
+    argv = [a for a in pch.compile_argv("g++", std, str(path), str(tmp_path / "main"), root=built) if a != pch.OPTIMIZE]
+    done = subprocess.run([*argv, "-O0", "-H"], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not any(line.startswith("! ") for line in done.stderr.splitlines())
+    assert subprocess.run([tmp_path / "main"], capture_output=True, text=True, check=True).stdout == "5\n"
+
+
 def test_no_include_directory_where_none_was_built(tmp_path: Path) -> None:
     argv = pch.compile_argv("g++", "c++17", "main.cpp", "main", root=str(tmp_path))
     assert argv == ["g++", pch.OPTIMIZE, "-std=c++17", "-pipe", "-o", "main", "main.cpp"]

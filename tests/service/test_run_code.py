@@ -141,6 +141,25 @@ def test_cpp(http: httpx.Client) -> None:
     assert (body["run_result"]["stdout"], body["run_result"]["stderr"]) == ("42\n", "e")
 
 
+@pytest.mark.parametrize(
+    "includes",
+    [
+        ["bits/stdc++.h"],
+        ["iostream"],
+        ["cstdio", "iostream"],
+        ["iostream", "bits/stdc++.h"],
+        ["vector", "queue", "iostream", "cstdio"],
+        ["bits/stdc++.h", "bits/stdc++.h"],
+    ],
+)
+def test_cpp_opening_with_precompiled_headers_in_any_order(http: httpx.Client, includes: list[str]) -> None:
+    require(shutil.which("g++") is not None, "g++")
+    head = "".join(f"#include <{name}>\n" for name in [*includes, "cstdio", "iostream"])
+    code = head + "int main() { int a, b; std::cin >> a >> b; std::printf(\"%d\\n\", a + b); }\n"
+    body = run(http, code=code, language="cpp", stdin="2 40\n")
+    assert (body["status"], body["run_result"]["stdout"]) == ("Success", "42\n"), body["compile_result"]
+
+
 def test_cpp_compile_error_does_not_run(http: httpx.Client) -> None:
     require(shutil.which("g++") is not None, "g++")
     body = run(http, code="int main() { nope }", language="cpp")

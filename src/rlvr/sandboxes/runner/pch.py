@@ -8,7 +8,8 @@ is most of what compiling one costs (at -O2 here: 1.5 s of 1.9 s for the first, 
 `NAME`, and uses it for the first include of a file only, and only when it was built
 with the same standard, optimisation and macros as the job; otherwise it reads the
 header as always. Each PCH is its header alone, so a program compiles to what it did
-without it: a job adds `-I <dir>/<std>` and nothing else changes. Jobs see the
+without it: a job adds `-I <dir>/<std>` and nothing else changes. Beside each PCH is
+a stub of its header that passes on to the real one (`_write_stub`). Jobs see the
 directory at `JOB_DIR` (the local sandbox binds the host's there; the sandbox image
 builds it there).
 
@@ -62,6 +63,18 @@ def build(target: str, gxx: str = "g++") -> None:
                 subprocess.run(argv, check=True, timeout=BUILD_TIMEOUT_S)
                 os.chmod(built, 0o644)
                 os.replace(built, out)
+            _write_stub(os.path.join(target, std), header)
+
+
+def _write_stub(directory: str, header: str) -> None:
+    """The header itself beside its PCH, passing on to the real one. g++ takes the
+    file a PCH replaced to be this path: a second include of the same header
+    (`<cstdio>`, then `<iostream>`, which includes it again) opens it, and finds the
+    real header's include guard defined. Where the PCH does not fit the job's flags,
+    the first include reads the real header through it."""
+    with open(os.path.join(directory, header), "w") as f:
+        f.write(f"#include_next <{header}>\n")
+    os.chmod(os.path.join(directory, header), 0o644)
 
 
 if __name__ == "__main__":
