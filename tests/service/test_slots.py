@@ -115,3 +115,23 @@ def test_a_wedged_batch_costs_its_own_jobs_and_no_more() -> None:
     assert isinstance(wedged, SlotLost) and "killed" in str(wedged)
     assert isinstance(beside, SlotLost)  # in the wedged job's batch
     assert isinstance(after, int)  # the next batch, in a fresh process
+
+
+def test_a_quick_job_is_answered_before_a_slow_one_of_its_batch_ends() -> None:
+    async def main() -> tuple[bool, object]:
+        pool: Pool = SlotPool(1, EachCall(operator.call), max_batch=8)
+        try:
+            first = asyncio.create_task(pool.run(time.sleep, 1, deadline_s=30))
+            await asyncio.sleep(0.5)
+            quick = asyncio.create_task(pool.run(os.getpid, deadline_s=30))
+            slow = asyncio.create_task(pool.run(time.sleep, 3, deadline_s=30))
+            await first
+            done, _ = await asyncio.wait({quick, slow}, return_when=asyncio.FIRST_COMPLETED)
+            answered_alone = done == {quick}
+            await slow
+            return answered_alone, quick.result()
+        finally:
+            pool.close()
+
+    answered_alone, pid = asyncio.run(main())
+    assert answered_alone and isinstance(pid, int)

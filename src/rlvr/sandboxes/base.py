@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -101,12 +102,18 @@ class SandboxUnavailable(RLVRError):
     """The backend cannot run anything on this host."""
 
 
+OnResult = Callable[[int, RunResult], None]
+
+
 class Sandbox(Protocol):
     backend: str
 
     def run(self, spec: RunSpec) -> RunResult: ...
 
-    def run_many(self, specs: list[RunSpec]) -> list[RunResult]: ...
+    def run_many(self, specs: list[RunSpec], on_result: OnResult | None = None) -> list[RunResult]:
+        """Every spec's result, in order; `on_result(i, result)` as each is known, in the
+        order jobs end (once per job), for a caller that answers each job on its own."""
+        ...
 
     def isolation(self) -> IsolationReport:
         """What this sandbox instance actually achieves: `isolation` (one of

@@ -38,6 +38,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.base import OnResult
 from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.jobs import ProgramJob
 from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
@@ -259,15 +260,15 @@ def _text(value: Any) -> str:
     return value.encode("utf-8", "replace").decode("utf-8") if type(value) is str else ""
 
 
-def _run_jobs(batch: list[tuple[SandboxConfig, RunSpec]]) -> list[RunResult]:
-    """In a pool process: a batch of jobs, started together in this process's sandbox,
-    if it is isolated enough."""
+def _run_jobs(batch: list[tuple[SandboxConfig, RunSpec]], report: OnResult) -> list[RunResult]:
+    """In a pool process: a batch of jobs, started together in this process's sandbox
+    if it is isolated enough, each reported as it ends."""
     runner = ProgramRunner(batch[0][0])
     refused = runner.refusal_reason()
     if refused is not None:
         return [RunResult(Status.CRASHED, infra_error=refused) for _ in batch]
     try:
-        return runner.run_many([spec for _, spec in batch])
+        return runner.run_many([spec for _, spec in batch], report)
     except SandboxUnavailable as exc:
         return [RunResult(Status.CRASHED, infra_error=f"sandbox unavailable: {exc}") for _ in batch]
 

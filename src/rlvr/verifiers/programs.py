@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Self
 
 from rlvr.sandboxes import RunResult, RunSpec, Sandbox, SandboxUnavailable, isolation_report, open_sandbox
-from rlvr.sandboxes.base import meets_isolation
+from rlvr.sandboxes.base import OnResult, meets_isolation
 from rlvr.sandboxes.config import SandboxConfig
 from rlvr.verifiers.base import Outcome, Verdict
 
@@ -80,9 +80,10 @@ class ProgramRunner:
         """Raises SandboxUnavailable."""
         return self.sandbox.run(spec)
 
-    def run_many(self, specs: list[RunSpec]) -> list[RunResult]:
+    def run_many(self, specs: list[RunSpec], on_result: OnResult | None = None) -> list[RunResult]:
         """Raises SandboxUnavailable."""
-        return self.sandbox.run_many(specs)
+        # A sandbox written before `on_result` is asked only what it knows.
+        return self.sandbox.run_many(specs) if on_result is None else self.sandbox.run_many(specs, on_result)
 
 
 class BuiltWithRunner:

@@ -18,11 +18,11 @@ import threading
 import time
 import uuid
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from rlvr.sandboxes.base import IsolationReport, Limits, RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.base import IsolationReport, Limits, OnResult, RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.config import DockerConfig
 from rlvr.sandboxes.docker import containers, protocol
 from rlvr.sandboxes.jobs import NativeCallJob, NativeStdioJob, ProgramJob
@@ -168,11 +168,20 @@ class DockerSandbox:
             containers.release(self.api, attached, kill=job.exit is None or "lost" in job.exit)
         return _result(job)
 
-    def run_many(self, specs: list[RunSpec]) -> list[RunResult]:
-        if len(specs) <= 1:
-            return [self.run(spec) for spec in specs]
+    def run_many(self, specs: list[RunSpec], on_result: OnResult | None = None) -> list[RunResult]:
+        results: dict[int, RunResult] = {}
+        if len(specs) == 1:
+            results[0] = self.run(specs[0])
+            if on_result is not None:
+                on_result(0, results[0])
+            return [results[0]]
         with ThreadPoolExecutor(max_workers=max(1, min(len(specs), self.config.pool_size))) as pool:
-            return list(pool.map(self.run, specs))
+            started = {pool.submit(self.run, spec): index for index, spec in enumerate(specs)}
+            for future in as_completed(started):
+                results[started[future]] = future.result()
+                if on_result is not None:
+                    on_result(started[future], results[started[future]])
+        return [results[index] for index in range(len(specs))]
 
 
 def probe(config: DockerConfig) -> IsolationReport:

@@ -26,7 +26,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlvr.sandboxes.base import IsolationReport, Limits, RunResult, RunSpec, SandboxUnavailable, Status
+from rlvr.sandboxes.base import (
+    IsolationReport,
+    Limits,
+    OnResult,
+    RunResult,
+    RunSpec,
+    SandboxUnavailable,
+    Status,
+)
 from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.jobenv import JobEnvironment
 from rlvr.sandboxes.local import control, pacing
@@ -163,12 +171,14 @@ class LocalSandbox:
     def run(self, spec: RunSpec) -> RunResult:
         return self.run_many([spec])[0]
 
-    def run_many(self, specs: list[RunSpec]) -> list[RunResult]:
+    def run_many(self, specs: list[RunSpec], on_result: OnResult | None = None) -> list[RunResult]:
         try:
             sock = self._ensure()
         except SandboxUnavailable as exc:
-            return [RunResult(Status.CRASHED, infra_error=str(exc)) for _ in specs]
+            return _reported([RunResult(Status.CRASHED, infra_error=str(exc)) for _ in specs], on_result)
         jobs = [self._make(spec) for spec in specs]
+        position = {job.id: index for index, job in enumerate(jobs)}
+        told: dict[int, RunResult] = {}  # by position: the results given to on_result
         waiting = [job for job in reversed(jobs) if job.early is None]
         active: dict[int, _JobState] = {}
         self._due, self._committed_mb = None, 0
@@ -183,12 +193,18 @@ class LocalSandbox:
                         self._committed_mb += job.spec.limits.memory_mb
                         if self._due is not None:
                             self._due = min(self._due, job.deadline)
+                in_flight = list(active.values())
                 self._pump(sel, active)
+                if on_result is not None:
+                    for job in in_flight:
+                        if job.id not in active:
+                            told[position[job.id]] = self._result(job)
+                            on_result(position[job.id], told[position[job.id]])
         finally:
             for job in jobs:
                 self._close_fds(job, sel)
             sel.close()
-        return [self._result(job) for job in jobs]
+        return _reported([told.get(i) or self._result(job) for i, job in enumerate(jobs)], on_result, set(told))
 
     def _make(self, spec: RunSpec) -> _JobState:
         self._next_id += 1
@@ -425,6 +441,15 @@ class LocalSandbox:
                 job.clock.mark(result.records, wall)
         result.status, result.infra_error = _outcome(job, result, accepted)
         return result
+
+
+def _reported(results: list[RunResult], on_result: OnResult | None, told: set[int] | None = None) -> list[RunResult]:
+    """`results`, each told to `on_result` that was not yet (`told`: by position)."""
+    if on_result is not None:
+        for index, result in enumerate(results):
+            if told is None or index not in told:
+                on_result(index, result)
+    return results
 
 
 def _wake(job: _JobState) -> float:

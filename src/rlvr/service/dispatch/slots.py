@@ -4,9 +4,11 @@ queue by a thread per process (what `/run_code` runs its programs in).
 A slot's thread takes the job at the head of the queue and, with it, up to
 `max_batch - 1` jobs already waiting behind it, so that a sandbox can start a
 burst of jobs together (`Sandbox.run_many`) rather than one process round trip
-each. A batch's deadline starts when its process takes it, never while it waits
-for a turn: a queue behind slow jobs costs a job time, not its limits; it is the
-sum of its jobs' deadlines, which holds however the process runs them. A process
+each. Each job is answered as soon as its outcome is back, not when its batch is
+done: a quick program does not wait for a slow one started with it. A batch's
+deadline starts when its process takes it, never while it waits for a turn: a
+queue behind slow jobs costs a job time, not its limits; it is the sum of its
+jobs' deadlines, which holds however the process runs them. A process
 that dies, or is still on a batch past that deadline (wedged), is killed and
 replaced alone: it costs the jobs it held, and the other slots' never see it. The
 thread hands the next batch to its process as soon as the last one is back,
@@ -20,6 +22,7 @@ import contextlib
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -44,7 +47,9 @@ class _Job:
     future: asyncio.Future[Any]
 
 
-BatchTarget = Callable[[list[tuple[Any, ...]]], list[Any]]
+# `report(i, outcome)` as each job's outcome is known; returns every job's, in order.
+Report = Callable[[int, Any], None]
+BatchTarget = Callable[[list[tuple[Any, ...]], Report], list[Any]]
 
 
 def _failure(exc: Exception) -> RuntimeError:
@@ -58,18 +63,20 @@ class EachCall:
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
 
-    def __call__(self, batch: list[tuple[Any, ...]]) -> list[Any]:
+    def __call__(self, batch: list[tuple[Any, ...]], report: Report) -> list[Any]:
         outcomes: list[Any] = []
-        for args in batch:
+        for index, args in enumerate(batch):
             try:
                 outcomes.append(self.fn(*args))
             except Exception as exc:
                 outcomes.append(_failure(exc))
+            report(index, outcomes[-1])
         return outcomes
 
 
 def _serve(conn: Connection, target: BatchTarget) -> None:
-    """A slot's process: `target(batch)` for each batch it is sent, until told to stop."""
+    """A slot's process: `target` for each batch it is sent, until told to stop. Each
+    job's outcome goes back as `(index, outcome)` once, as soon as it is known."""
     # A session of its own, so that its kill never reaches the server's process group.
     os.setsid()
     while True:
@@ -79,11 +86,26 @@ def _serve(conn: Connection, target: BatchTarget) -> None:
             return
         if batch is None:
             return
+        report = _Reporter(conn)
         try:
-            outcomes = target(batch)
+            outcomes = target(batch, report)
         except Exception as exc:  # the batch's failure, not the process's: it takes the next
             outcomes = [_failure(exc)] * len(batch)
-        conn.send(outcomes)
+        for index, outcome in enumerate(outcomes):
+            report(index, outcome)
+
+
+class _Reporter:
+    """Sends each job's outcome back once, the first time it is reported."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.sent: set[int] = set()
+
+    def __call__(self, index: int, outcome: Any) -> None:
+        if index not in self.sent:
+            self.sent.add(index)
+            self.conn.send((index, outcome))
 
 
 class _Slot:
@@ -98,13 +120,12 @@ class _Slot:
         while True:
             batch, stop = self._take()
             if batch:
+                pending = dict(enumerate(batch))
                 try:
-                    outcomes: list[Any] = self._run(batch)
+                    self._run(pending)
                 except BaseException as exc:  # whatever happens, the requests get an answer
-                    outcomes = [exc] * len(batch)
-                for job, outcome in zip(batch, outcomes, strict=True):
-                    with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits
-                        job.loop.call_soon_threadsafe(_settle, job.future, outcome)
+                    for job in pending.values():
+                        _answer(job, exc)
             if stop:
                 self._stop()
                 return
@@ -121,19 +142,30 @@ class _Slot:
         stop = jobs[-1] is None
         return [job for job in jobs if job is not None and not job.future.cancelled()], stop
 
-    def _run(self, batch: list[_Job]) -> list[Any]:
+    def _run(self, pending: dict[int, _Job]) -> None:
+        """Send the batch and answer each job as its outcome comes back; those left when
+        the process dies or passes the batch's deadline are lost."""
         conn = self._ensure()
-        deadline_s = sum(job.deadline_s for job in batch)
+        deadline_s = sum(job.deadline_s for job in pending.values())
+        due = time.monotonic() + deadline_s
+        lost: SlotLost | None = None
         try:
-            conn.send([job.args for job in batch])
-            if conn.poll(deadline_s):
-                outcomes: list[Any] = conn.recv()
-                return outcomes
-            self._kill()
-            return [SlotLost(f"no answer {deadline_s:g}s after the batch started: killed")] * len(batch)
+            conn.send([job.args for job in pending.values()])
+            while pending and lost is None:
+                if conn.poll(max(0.0, due - time.monotonic())):
+                    index, outcome = conn.recv()
+                    job = pending.pop(index, None)
+                    if job is not None:
+                        _answer(job, outcome)
+                else:
+                    lost = SlotLost(f"no answer {deadline_s:g}s after the batch started: killed")
         except (EOFError, OSError) as exc:
+            lost = SlotLost(f"the process was lost: {type(exc).__name__}")
+        if lost is not None:
             self._kill()
-            return [SlotLost(f"the process was lost: {type(exc).__name__}")] * len(batch)
+            for job in pending.values():
+                _answer(job, lost)
+            pending.clear()
 
     def _ensure(self) -> Connection:
         if self.process is not None and not self.process.is_alive():
@@ -163,6 +195,11 @@ class _Slot:
             with contextlib.suppress(OSError):
                 conn.send(None)
             conn.close()
+
+
+def _answer(job: _Job, outcome: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits
+        job.loop.call_soon_threadsafe(_settle, job.future, outcome)
 
 
 def _settle(future: asyncio.Future[Any], outcome: Any) -> None:
