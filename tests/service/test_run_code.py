@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from rlvr.sandboxes import RunResult, Status
-from rlvr.service.run_code import response_of
+from rlvr.service.run_code import MAX_OUTPUT_BYTES, OUTPUT_LIMIT_NOTE, response_of
 from tests.services import require
 
 ADD_CPP = '#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;std::cerr<<"e";}'
@@ -158,6 +158,22 @@ def test_cpp_opening_with_precompiled_headers_in_any_order(http: httpx.Client, i
     code = head + "int main() { int a, b; std::cin >> a >> b; std::printf(\"%d\\n\", a + b); }\n"
     body = run(http, code=code, language="cpp", stdin="2 40\n")
     assert (body["status"], body["run_result"]["stdout"]) == ("Success", "42\n"), body["compile_result"]
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+@pytest.mark.parametrize("extra", [1, 10, 100_000])
+def test_output_past_the_cap_fails_the_run_and_says_so(http: httpx.Client, stream: str, extra: int) -> None:
+    # Written at once, then exit 0: the program is done before the runner reads past the cap.
+    code = f"import sys\nsys.{stream}.write('x' * ({MAX_OUTPUT_BYTES} + {extra}))\n"
+    body = run(http, code=code, language="python")
+    assert body["status"] == "Failed", body["run_result"]["return_code"]
+    assert body["run_result"]["return_code"] != 0
+    assert OUTPUT_LIMIT_NOTE in body["run_result"]["stderr"]
+
+
+def test_output_at_the_cap_is_whole(http: httpx.Client) -> None:
+    body = run(http, code=f"print('x' * ({MAX_OUTPUT_BYTES} - 1), end='')", language="python")
+    assert body["status"] == "Success" and len(body["run_result"]["stdout"]) == MAX_OUTPUT_BYTES - 1
 
 
 def test_cpp_compile_error_does_not_run(http: httpx.Client) -> None:

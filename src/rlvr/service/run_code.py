@@ -13,11 +13,12 @@ A failure of the sandbox itself is HTTP 200 with `SandboxError` (verl retries on
 
 Programs run as `program` jobs (`rlvr.sandboxes.runner.program`) in the same sandbox,
 at the same isolation policy and with the same per-language limits as the `code`
-verifier, in `--workers` slots, each a process with its own sandbox zygote that runs one
-job at a time, so that the event loop never waits on them. A request waits for a free
-slot before its job starts: a queue behind slow programs never eats into a program's own
-limits, and a lost or wedged slot is replaced alone. Differences: an output past
-`MAX_OUTPUT_BYTES` ends the run (SandboxFusion truncates it); the runner kills the
+verifier, in `--workers` slots, each a process with its own sandbox zygote that starts
+the programs waiting together at once and answers each as it ends, so that the event
+loop never waits on them. A request waits for a free slot before its job starts: a
+queue behind slow programs never eats into a program's own limits, and a lost or wedged
+slot is replaced alone. Differences: an output past `MAX_OUTPUT_BYTES` ends the run and
+fails it, with a line on stderr saying so (SandboxFusion truncates it silently); the runner kills the
 program at its limits rather than letting it finish; only /tmp (the working directory)
 and /mnt (an alias of it) are writable, where SandboxFusion's lite mode lets a program
 write anywhere in a throwaway copy of the filesystem.
@@ -63,6 +64,9 @@ MAX_PATH_CHARS = 1024
 MAX_FILES = 1000
 # Kept of each of stdout and stderr (SandboxFusion keeps 1 MiB too).
 MAX_OUTPUT_BYTES = 1024 * 1024
+# A run ended for its output: its return code where it had none of its own, and why.
+OUTPUT_LIMIT_CODE = 1
+OUTPUT_LIMIT_NOTE = f"rlvr: the run was ended: its output passed {MAX_OUTPUT_BYTES} bytes"
 # Past the job's own wall limit, how long to wait for a pool process before calling it lost.
 POOL_GRACE_S = 30.0
 log = logging.getLogger(__name__)
@@ -226,12 +230,17 @@ def _command(record: dict[str, Any], *, stdout_key: str | None = None, stderr_ke
     timed_out = record.get("s") == "timeout"
     code = record.get("code")
     seconds = record.get("t")
+    stderr = _text(record.get(stderr_key))
+    if record.get("s") == "output_limit":
+        # Cut output must not pass for the program's whole answer, even where it exited 0.
+        code = code if type(code) is int and code else OUTPUT_LIMIT_CODE
+        stderr += f"\n{OUTPUT_LIMIT_NOTE}\n"
     return {
         "status": "TimeLimitExceeded" if timed_out else "Finished",
         "execution_time": float(seconds) if isinstance(seconds, int | float) else None,
         "return_code": None if timed_out or type(code) is not int else code,
         "stdout": _text(record.get(stdout_key)) if stdout_key else "",
-        "stderr": _text(record.get(stderr_key)),
+        "stderr": stderr,
     }
 
 
