@@ -8,7 +8,7 @@ import math
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rlvr.service.work import (
@@ -17,6 +17,7 @@ from rlvr.service.work import (
     Canonical,
     Unit,
     UnitRunner,
+    _BoundedDetails,
     bounded_details,
     canonical,
     prepared_key,
@@ -133,3 +134,38 @@ def test_odd_values_in_details_become_text() -> None:
 
 def test_details_that_are_not_a_dict_are_kept_as_a_value() -> None:
     assert bounded_details([1, 2]) == {"value": [1, 2]}
+
+
+def _walked(details: dict[str, object]) -> dict[str, object]:
+    """`bounded_details` by the full walk alone, as it was before its shortcut."""
+    bounded = _BoundedDetails()
+    kept: dict[str, object] = bounded.value(details)
+    if bounded.cut:
+        kept["details_truncated"] = True
+    return kept
+
+
+_PLAIN = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=700),
+    st.builds(lambda n: "x" * n, st.integers(min_value=0, max_value=2 * MAX_DETAILS_CHARS)),
+)
+_DETAILS = st.dictionaries(
+    st.text(max_size=30),
+    st.one_of(_PLAIN, st.lists(_PLAIN, max_size=6), st.dictionaries(st.text(max_size=5), _PLAIN, max_size=3)),
+    max_size=8,
+)
+
+
+@given(_DETAILS)
+@example({"a": "x" * (MAX_DETAILS_CHARS - 2)})  # one under the bound with its key
+@example({"a": "x" * (MAX_DETAILS_CHARS - 1)})  # at the bound: the walk cuts nothing either
+@example({"a": "x" * MAX_DETAILS_CHARS})
+@example({"a": ["y" * 1000, "z" * 1000], "b": 1.5})
+def test_the_shortcut_for_plain_details_keeps_what_the_walk_does(details: dict[str, object]) -> None:
+    kept = bounded_details(details)
+    assert json.dumps(kept, sort_keys=True) == json.dumps(_walked(details), sort_keys=True)
+    assert kept is not details
