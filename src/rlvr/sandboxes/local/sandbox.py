@@ -193,7 +193,8 @@ class LocalSandbox:
                         self._committed_mb += job.spec.limits.memory_mb
                         if self._due is not None:
                             self._due = min(self._due, job.deadline)
-                in_flight = list(active.values())
+                # Only a caller that listens pays for the look at every job in flight.
+                in_flight = list(active.values()) if on_result is not None else []
                 self._pump(sel, active)
                 if on_result is not None:
                     for job in in_flight:
