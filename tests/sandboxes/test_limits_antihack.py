@@ -19,6 +19,7 @@ import pytest
 from rlvr.sandboxes import Limits, RunSpec, Status
 from rlvr.sandboxes.jobs import AssertSuite, CallJob, Job, ProgramJob, SplitJob, StdioJob, ValuesJob
 from rlvr.sandboxes.local.sandbox import LocalSandbox, get_local_sandbox
+from rlvr.sandboxes.program_steps import program_steps
 from tests.services import require
 
 SANDBOXFUSION_HEADER = """
@@ -159,9 +160,9 @@ def test_a_header_breaks_no_tested_mode(box: LocalSandbox, mode: str, header: st
 @pytest.mark.parametrize("header", sorted(HEADERS))
 def test_a_header_breaks_no_program_run(box: LocalSandbox, header: str) -> None:
     result = box.run(RunSpec(_program(HEADERS[header] + "print('hello')\n"), LIMITS))
-    run = [r for r in result.records if r.get("step") == "run"]
+    run = program_steps(result).get("run")
     assert result.status == Status.OK and run, result
-    assert (run[0]["s"], run[0]["code"], run[0]["out"], run[0]["err"]) == ("ok", 0, "hello\n", ""), result
+    assert (run["s"], run["code"], run["out"], run["err"]) == ("ok", 0, "hello\n", ""), result
 
 
 @pytest.mark.parametrize(
@@ -171,24 +172,22 @@ def test_an_exit_under_the_header_fails_as_the_program(box: LocalSandbox, exit_c
     """SandboxFusion's own anti-hack test: each exit is then a TypeError, the program's
     failure (exit code 1, its traceback), never the runner's."""
     result = box.run(RunSpec(_program(SANDBOXFUSION_HEADER + exit_call + "\n"), LIMITS))
-    run = [r for r in result.records if r.get("step") == "run"]
-    assert result.status == Status.OK and run and run[0]["code"] == 1, result
+    run = [program_steps(result)["run"]]
+    assert not result.infra_error and run[0]["code"] == 1, result
     assert "TypeError" in run[0]["err"] and "rlvr" not in run[0]["err"], result
 
 
 def test_a_program_imports_a_file_sent_beside_it(box: LocalSandbox) -> None:
     code = "import sys\nimport helper\nprint(helper.double(21), sys.path[0])\n"
     job = _program(code, files={"helper.py": b"def double(x):\n    return 2 * x\n"})
-    run = [r for r in box.run(RunSpec(job, LIMITS)).records if r.get("step") == "run"]
-    assert run and (run[0]["s"], run[0]["out"]) == ("ok", "42 /tmp\n"), run
+    run = program_steps(box.run(RunSpec(job, LIMITS))).get("run")
+    assert run and (run["s"], run["out"]) == ("ok", "42 /tmp\n"), run
 
 
 def test_a_program_package_beside_it_imports_too(box: LocalSandbox) -> None:
     files = {"pkg/__init__.py": b"", "pkg/mod.py": b"VALUE = 7\n"}
-    run = [
-        r for r in box.run(RunSpec(_program("from pkg.mod import VALUE\nprint(VALUE)\n", files=files), LIMITS)).records
-    ]
-    assert [(r["s"], r["out"]) for r in run if r.get("step") == "run"] == [("ok", "7\n")], run
+    run = program_steps(box.run(RunSpec(_program("from pkg.mod import VALUE\nprint(VALUE)\n", files=files), LIMITS)))
+    assert (run["run"]["s"], run["run"]["out"]) == ("ok", "7\n"), run
 
 
 def test_the_split_tests_import_nothing_from_the_program_dir(box: LocalSandbox) -> None:

@@ -89,6 +89,7 @@ class RunResult:
     signal: int | None = None
     stdout: str = ""
     stderr: str = ""
+    # From when the runner took the job (`core.ACCEPTED`; from its start where it never did) to its end.
     wall_s: float = 0.0
     cpu_s: float = 0.0
     records: list[Record] = field(default_factory=list)

@@ -42,6 +42,8 @@ from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable, Status
 from rlvr.sandboxes.base import OnResult
 from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.jobs import ProgramJob
+from rlvr.sandboxes.program_steps import program_steps
+from rlvr.sandboxes.runner import program
 from rlvr.sandboxes.runner.core import MAX_PROGRAM_CHARS
 from rlvr.service.asgi import StrictJSONResponse
 from rlvr.service.bodies import BodyParser, check_lists
@@ -188,10 +190,17 @@ def job_spec(request: RunCodeRequest, config: SandboxConfig) -> RunSpec:
         gxx=shutil.which("g++") if language == "cpp" else None,
         node=shutil.which("node") if language == "javascript" else None,
     )
-    wall = JOB_OVERHEAD_S + compiling + request.run_timeout
-    records = len(request.fetch_files) + 8  # compile, run, one per fetched file
     memory = job_memory_mb(config, language, memory)
-    limits = config.limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory, max_records=records)
+    if program.runs_as_job(language, request.fetch_files, request.code):
+        # The sandbox's own limits are the run's: its wall time, which counts from when
+        # the runner takes the job (right before it writes the files and starts the
+        # program), and its output caps.
+        wall = request.run_timeout
+        outputs = {"keep_output_bytes": MAX_OUTPUT_BYTES, "max_output_bytes": MAX_OUTPUT_BYTES}
+    else:
+        wall, outputs = JOB_OVERHEAD_S + compiling + request.run_timeout, {}
+    records = len(request.fetch_files) + 8  # compile, run, one per fetched file
+    limits = config.limits(wall_s=wall, cpu_s=max(2, math.ceil(wall)), memory_mb=memory, max_records=records, **outputs)
     return RunSpec(job, limits)
 
 
@@ -206,7 +215,7 @@ def response_of(result: RunResult) -> dict[str, Any]:
     """The SandboxFusion answer for a finished job."""
     if result.infra_error:
         return sandbox_error(f"sandbox failure: {result.infra_error}")
-    steps = {r["step"]: r for r in result.records if r.get("step") in ("compile", "run")}
+    steps = program_steps(result)
     compile_result = _command(steps["compile"], stderr_key="out") if "compile" in steps else None
     if "run" in steps:
         run_result: dict[str, Any] | None = _command(steps["run"], stdout_key="out", stderr_key="err")

@@ -336,7 +336,7 @@ def _result(job: _Job) -> RunResult:
         signal=exit_.get("signal") if type(exit_.get("signal")) is int else None,
         stdout=bytes(job.out.get(protocol.STDOUT, b"")).decode("utf-8", "replace"),
         stderr=bytes(job.out.get(protocol.STDERR, b"")).decode("utf-8", "replace"),
-        wall_s=max(0.0, job.ended - job.started),
+        wall_s=max(0.0, job.ended - (job.accepted_at or job.started)),
         cpu_s=float(exit_.get("cpu_s") or 0.0) if type(exit_.get("cpu_s")) in (int, float) else 0.0,
     )
     channel = bytes(job.out.get(protocol.CHANNEL, b""))

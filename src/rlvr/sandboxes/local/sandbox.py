@@ -42,6 +42,10 @@ from rlvr.sandboxes.local.wiring import control_limits, wire_data, zygote_comman
 from rlvr.sandboxes.runner import core, python
 
 START_TIMEOUT_S = 60.0
+# A job's wall time counts from when its runner takes it (`core.ACCEPTED`): its fork,
+# and reading a large frame, must not eat into the program's own time. It has this
+# long on top to be taken at all.
+ACCEPT_GRACE_S = 2.0
 EXIT_GRACE_S = 1.0
 CLOSE_GRACE_S = 2.0
 
@@ -59,6 +63,7 @@ class _JobState:
     out: dict[str, bytearray] = field(default_factory=dict)
     seen: dict[str, int] = field(default_factory=dict)
     started: float = 0.0
+    accepted_at: float = 0.0
     deadline: float = 0.0
     exit: dict[str, Any] | None = None
     exited_at: float = 0.0
@@ -256,7 +261,7 @@ class LocalSandbox:
             events = selectors.EVENT_READ | (selectors.EVENT_WRITE if name == "channel" and job.data else 0)
             sel.register(job.fds[name], events, (job, name))
         job.started = time.monotonic()
-        job.deadline = job.started + job.spec.limits.wall_s
+        job.deadline = job.started + job.spec.limits.wall_s + ACCEPT_GRACE_S
         return True
 
     def _pump(self, sel: selectors.BaseSelector, active: dict[int, _JobState]) -> None:
@@ -378,6 +383,9 @@ class LocalSandbox:
             # took the job (`core.ACCEPTED`).
             job.out[name] += chunk[: max(0, limits.max_channel_bytes - len(job.out[name]))]
             job.lines += chunk.count(b"\n")
+            if not job.accepted_at and job.out[name].startswith(core.ACCEPTED):
+                job.accepted_at = time.monotonic()
+                job.deadline = job.accepted_at + limits.wall_s
             if job.clock is not None:
                 job.clock.feed(chunk, time.monotonic() - job.started)
                 if self._due is not None:
@@ -422,14 +430,15 @@ class LocalSandbox:
         if job.early is not None:
             return RunResult(Status.OK, exit_code=0, records=[job.early])
         exit_ = job.exit or {}
-        wall = (job.exited_at or time.monotonic()) - job.started if job.started else 0.0
+        ended = job.exited_at or time.monotonic()
+        wall = ended - job.started if job.started else 0.0
         result = RunResult(
             Status.OK,
             exit_code=exit_.get("code"),
             signal=exit_.get("signal"),
             stdout=bytes(job.out.get("stdout", b"")).decode("utf-8", "replace"),
             stderr=bytes(job.out.get("stderr", b"")).decode("utf-8", "replace"),
-            wall_s=max(0.0, wall),
+            wall_s=max(0.0, ended - job.accepted_at if job.accepted_at else wall),
             cpu_s=float(exit_.get("cpu_s") or 0.0),
         )
         channel = bytes(job.out.get("channel", b""))

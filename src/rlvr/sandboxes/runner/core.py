@@ -343,17 +343,9 @@ def run_child(
     return result
 
 
-def _stdin_source(data: bytes | memoryview) -> tuple[int, int, bytes | memoryview]:
-    """What the child's fd 0 will be: a file holding `data` (as `python sol.py <
-    input.txt` has it, so that the fast-input idioms of competitive programming,
-    `os.read(0, os.fstat(0).st_size)` and `mmap` of fd 0, read all of it); where no
-    memfd can be made, a pipe. Returns that fd, the pipe's write end (-1 for a file)
-    and what is left to write into it."""
-    try:
-        fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
-    except OSError:
-        read, write = os.pipe()
-        return read, write, data
+def stdin_file(data: bytes | memoryview) -> int:
+    """A fd of a memfd holding `data`, at its start (see `_stdin_source`)."""
+    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
     try:
         view = memoryview(data)
         while view:
@@ -362,7 +354,20 @@ def _stdin_source(data: bytes | memoryview) -> tuple[int, int, bytes | memoryvie
     except BaseException:
         os.close(fd)
         raise
-    return fd, -1, b""
+    return fd
+
+
+def _stdin_source(data: bytes | memoryview) -> tuple[int, int, bytes | memoryview]:
+    """What the child's fd 0 will be: a file holding `data` (as `python sol.py <
+    input.txt` has it, so that the fast-input idioms of competitive programming,
+    `os.read(0, os.fstat(0).st_size)` and `mmap` of fd 0, read all of it); where no
+    memfd can be made, a pipe. Returns that fd, the pipe's write end (-1 for a file)
+    and what is left to write into it."""
+    try:
+        return stdin_file(data), -1, b""
+    except OSError:
+        read, write = os.pipe()
+        return read, write, data
 
 
 def _fork_child(target: Callable[[], None], stdin_r: int, extra_fd3: bool, feed_r: int) -> tuple[int, list[int]]:

@@ -15,10 +15,16 @@ path -> bytes, written under the job's private /tmp, its working directory),
 `s` is `run_child`'s status (ok, error, memory, timeout, output_limit); `t` is wall
 seconds. The program runs in a child whose only fds are its stdin, stdout and stderr,
 so it cannot write records; it can only make its own run fail.
+
+A Python program with no files to fetch runs as the job's own process instead
+(`runs_as_job`), which costs one fork less: its run record is `IN_JOB_RECORD`, written
+before its first line, and the run itself is what the sandbox saw of the job
+(`rlvr.sandboxes.program_steps`).
 """
 
 from __future__ import annotations
 
+import atexit
 import io
 import linecache
 import os
@@ -26,8 +32,9 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from typing import NoReturn
 
-from rlvr.sandboxes.runner import core, native, pch
+from rlvr.sandboxes.runner import core, native, pch, python
 
 MODES = ("program",)
 WORKDIR = "/tmp"
@@ -35,10 +42,40 @@ SCRATCH_ALIAS = "/mnt"
 SOURCE = {"cpp": "/tmp/main.cpp", "javascript": "/tmp/main.js"}
 # SandboxFusion's C++ standard, which programs written for its API expect.
 RUN_CODE_STD = "c++17"
+# The record a program run as the job itself (`runs_as_job`) has for its run step: the
+# client reads the run from the job's own outputs and exit.
+IN_JOB_RECORD: core.Record = {"step": "run", "in_job": True}
+# Python's own exit code where flushing stdout or stderr at exit fails.
+EXIT_FLUSH_FAILED = 120
+
+
+# Words of a program that may start processes or signal itself, which runs under the
+# runner. Its run ends once no process holds its output, as with `python main.py | ...`,
+# where the job's own process is its PID namespace's init, whose end ends every other
+# process of the job; and that init is kept from signals it sends itself and does not
+# handle (`os.kill(os.getpid(), 9)` would return).
+PROCESS_WORDS = (
+    "fork", "subprocess", "system", "popen", "spawn", "multiprocessing", "ProcessPool", "pty",
+    "kill", "signal", "abort",
+)  # fmt: skip
+
+
+def runs_as_job(language: str, fetch_files: list[str], code: str) -> bool:
+    """Whether the program runs as the job's own process (see `_as_job`): Python with no
+    files to fetch after it (what needs a trusted process to outlive it), and that
+    starts no process and signals none by any of the usual names."""
+    return language == "python" and not fetch_files and not any(word in code for word in PROCESS_WORDS)
 
 
 def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     priv.drop_untrusted()
+    if runs_as_job(job["language"], job["fetch_files"], job["code"]):
+        try:
+            stdin = core.stdin_file(job["stdin"].encode())
+        except OSError:
+            stdin = -1  # past the job's file size limit: the runner pipes it in
+        if stdin >= 0:
+            _as_job(job, stdin, channel)
     core.detach_stdin()
     channel.accept()
     _restore(job["files"])
@@ -55,6 +92,23 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
         channel.write({"step": "run", **result, "t": t})
     _fetch(job["fetch_files"], int(job["max_fetch_bytes"]), channel)
     return 0
+
+
+def _as_job(job: core.Frame, stdin: int, channel: core.Channel) -> NoReturn:
+    """Run the program in this process, with the job's own stdout and stderr, the
+    sandbox's, and its stdin on fd 0; never returns. The channel closes first: the
+    program writes no record, and its run is what the trusted client sees of the job
+    (its outputs, exit and time), so there is nothing in here it could forge. One fork
+    per run instead of two."""
+    os.dup2(stdin, 0)
+    os.close(stdin)
+    channel.accept()
+    _restore(job["files"])
+    channel.write(IN_JOB_RECORD)
+    target = _python(job["code"], as_job=True)
+    core.close_fds_except(0, 1, 2)
+    target()
+    core.hard_exit(0)  # `target` ends the process itself
 
 
 def _restore(files: dict[str, bytes]) -> None:
@@ -118,22 +172,26 @@ def _stderr_on_fd3(target: Callable[[], None]) -> Callable[[], None]:
 _print_exception = traceback.print_exception
 
 
-def _python(code: str) -> Callable[[], None]:
-    """Run the program in the forked child itself, as `python main.py` would: its
-    directory first on the import path (a `helper.py` sent in `files` imports), exit
-    code from SystemExit, a traceback on stderr and exit code 1 for an uncaught
-    exception."""
+def _python(code: str, as_job: bool = False) -> Callable[[], None]:
+    """Run the program in this process, as `python main.py` would: its directory first
+    on the import path (a `helper.py` sent in `files` imports), exit code from
+    SystemExit, a traceback on stderr and exit code 1 for an uncaught exception, its
+    threads and `atexit` functions done before it ends. In `run_child`'s child its
+    stderr is fd 3; `as_job`, the job's own."""
 
     def target() -> None:
-        os.dup2(3, 2)
-        os.close(3)
+        if not as_job:
+            os.dup2(3, 2)
+            os.close(3)
         # Kept alive by `sys.__stdin__`, as Python's is (see `python._stdio`).
         sys.__stdin__ = sys.stdin = io.TextIOWrapper(  # type: ignore[misc]  # Final to typeshed only
             io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8"
         )
-        sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
-        sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8")
+        # And `sys.__stdout__` is what a program that restores its stdout gets back.
+        out = sys.__stdout__ = sys.stdout = _writer(1)  # type: ignore[misc]
+        err = sys.__stderr__ = sys.stderr = _writer(2)  # type: ignore[misc]
         sys.argv = ["main.py"]
+        atexit._clear()  # the program's own handlers only
         # This process runs the program alone (no trusted code imports after it).
         sys.path.insert(0, WORKDIR)
         # Tracebacks quote the program's lines, as they would from the file.
@@ -154,14 +212,29 @@ def _python(code: str) -> Callable[[], None]:
             except BaseException:
                 pass  # the program broke what prints it (its own stderr): exit 1 says enough
             status = 1
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:
-                status = status or 1
+        python.shut_down()
+        if not _flushed((sys.stdout, sys.stderr, out, err)):
+            status = status or EXIT_FLUSH_FAILED
         core.hard_exit(status)
 
     return target
+
+
+def _writer(fd: int) -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.BufferedWriter(io.FileIO(fd, "w", closefd=False)), encoding="utf-8")
+
+
+def _flushed(streams: tuple[object, ...]) -> bool:
+    """Flush each open stream of `streams` once, as Python does at exit; whether all went
+    through (the program may have put anything in `sys.stdout`)."""
+    ok = True
+    for stream in {id(s): s for s in streams if s is not None}.values():
+        try:
+            if not stream.closed:  # type: ignore[attr-defined]
+                stream.flush()  # type: ignore[attr-defined]
+        except BaseException:
+            ok = False
+    return ok
 
 
 def _exit_status(exc: SystemExit) -> int:

@@ -316,8 +316,8 @@ _print_exc = traceback.print_exc
 _run_exitfuncs = atexit._run_exitfuncs
 
 
-def _shut_down() -> None:
-    """What the interpreter does at exit and `os._exit` skips: wait for the program's
+def shut_down() -> None:
+    """What the interpreter does at exit and `os._exit` skips (`core.hard_exit`): wait for the program's
     threads (`threading.Thread(target=main).start()`, the large-stack idiom, is never
     joined) and run its `atexit` functions. Their errors are printed, as Python does."""
     threading = sys.modules.get("threading")
@@ -351,7 +351,7 @@ def _stdio(job: core.Frame, program: CodeType, inputs: Inputs | list[bytes], cha
         except BaseException:
             _print_exc()
             code = 1
-        _shut_down()
+        shut_down()
         for stream in {id(s): s for s in (sys.stdout, out, sys.__stdout__) if s is not None}.values():
             if not _flush(stream):
                 code = code or 1
