@@ -45,7 +45,9 @@ def _spec(code: str, stdin: str, fetch: list[str], run_timeout_s: float = 10.0) 
         max_fetch_bytes=CAP,
     )
     wall = run_timeout_s if runs_as_job("python", fetch, code) else run_timeout_s + 2
-    return RunSpec(job, Limits(wall_s=wall, cpu_s=int(wall) + 2, memory_mb=256, keep_output_bytes=CAP, max_output_bytes=CAP))
+    return RunSpec(
+        job, Limits(wall_s=wall, cpu_s=int(wall) + 2, memory_mb=256, keep_output_bytes=CAP, max_output_bytes=CAP)
+    )
 
 
 def _run(record: dict[str, Any]) -> tuple[Any, ...]:
