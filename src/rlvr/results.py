@@ -58,6 +58,11 @@ class GradeResult(BaseModel):
     agreement: float | None = Field(
         None, description="Share of the item's group that gave the same canonical answer (verifiers that report one)."
     )
+    signals: list[str] = Field(
+        default_factory=list,
+        description="What the response tried that its verifiers guard against (names: GET /v1/verifiers). "
+        "Telemetry: never a change of reward or verdict.",
+    )
 
 
 class GroupStats(BaseModel):
@@ -76,6 +81,9 @@ class GroupStats(BaseModel):
     maj_at_n: bool | None = Field(
         alias="maj@n", description="Whether the most frequent canonical answer is correct; null without answers."
     )
+    signals: dict[str, int] = Field(
+        default_factory=dict, description="Items of the group (masked ones too) that raised each signal."
+    )
 
 
 class GradeStats(BaseModel):
@@ -90,6 +98,7 @@ class GradeStats(BaseModel):
         0, description="Items masked without grading: their params or ground truth are invalid for their verifier."
     )
     verdicts: dict[str, int]
+    signals: dict[str, int] = Field(default_factory=dict, description="Items that raised each signal.")
     groups: dict[str, GroupStats] = Field(default_factory=dict, description="Per `group` of the request.")
 
 

@@ -105,7 +105,16 @@ def test_masked_items_are_left_out() -> None:
 def test_all_masked_group() -> None:
     results = [result(0.0, mask=True), result(0.0, mask=True)]
     g = group_stats(results, "grpo")["g"]
-    assert g == {"n": 0, "masked": 2, "mean": None, "std": None, "pass@k": {}, "zero_std": True, "maj@n": None}
+    assert g == {
+        "n": 0,
+        "masked": 2,
+        "mean": None,
+        "std": None,
+        "pass@k": {},
+        "zero_std": True,
+        "maj@n": None,
+        "signals": {},
+    }
     assert [r.advantage for r in results] == [None, None]
 
 

@@ -165,6 +165,7 @@ class Grader:
             dispatched=dispatched,
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             verdicts=dict(TallyCounter(r.verdict.value for r in out)),
+            signals=dict(TallyCounter(name for r in out for name in r.signals)),
             groups=groups,
         )
         return GradeResponse(results=out, stats=stats)
@@ -246,6 +247,8 @@ class Grader:
             results[unit.key] = res
             self.metrics.items.labels(unit.verifier, res.verdict).inc()
             self.metrics.latency.labels(unit.verifier).observe(res.elapsed_ms / 1000.0)
+            for name in res.signals:
+                self.metrics.signals.labels(unit.verifier, name).inc()
         if not self.dispatcher.stores_verdicts:
             await self.cache.set_many({u.key: r for u, r in zip(units, fresh, strict=True) if r.cacheable})
 
@@ -287,7 +290,15 @@ class Grader:
             group=p.item.group,
             advantage=None,
             agreement=None,
+            signals=_signals(parts),
         )
+
+
+def _signals(parts: list[tuple[Component, UnitResult]]) -> list[str]:
+    """The item's signals: each that any of its units raised, once, in order."""
+    if len(parts) == 1:
+        return list(parts[0][1].signals)
+    return list(dict.fromkeys(name for _, r in parts for name in r.signals))
 
 
 def _invalid_result(p: PlannedItem) -> GradeResult:

@@ -50,6 +50,7 @@ class _Group:
     answers: list[str | None] = field(default_factory=list)
     members: list[GradeResult] = field(default_factory=list)
     masked: int = 0
+    signals: dict[str, int] = field(default_factory=dict)
 
 
 def apply_group_stats(results: Sequence[GradeResult], advantage: Advantage | None) -> dict[str, GroupStats]:
@@ -66,6 +67,8 @@ def apply_group_stats(results: Sequence[GradeResult], advantage: Advantage | Non
         if name is None:
             continue
         group = groups.setdefault(name, _Group())
+        for signal in result.signals:
+            group.signals[signal] = group.signals.get(signal, 0) + 1
         if result.mask:
             group.masked += 1
             continue
@@ -98,6 +101,7 @@ def _finish(group: _Group, advantage: Advantage | None) -> GroupStats:
         pass_at_k=pass_at_k(n, sum(group.correct)),
         zero_std=len(set(group.rewards)) <= 1,
         maj_at_n=majority,
+        signals=group.signals,
     )
 
 

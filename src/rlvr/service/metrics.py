@@ -34,6 +34,12 @@ class Metrics:
             ["verifier"],
             registry=r,
         )
+        self.signals = Counter(
+            "rlvr_signals",
+            "Graded units that raised a signal (what the response tried that its verifier guards against)",
+            ["verifier", "signal"],
+            registry=r,
+        )
         self.rejected = Counter("rlvr_rejected_requests", "Requests refused before grading", ["reason"], registry=r)
         self._cache_hits_total = 0
         self._cache_lookups_total = 0

@@ -127,6 +127,12 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
+class SignalInfo(BaseModel):
+    name: str
+    description: str = Field(description="What the response tried, in one line.")
+    example: str = Field(description="A response (or program) that raises it.")
+
+
 class VerifierInfo(BaseModel):
     name: str
     version: str | None = None
@@ -136,6 +142,9 @@ class VerifierInfo(BaseModel):
     default_deadline_s: float | None = None
     available: bool
     availability: dict[str, Any] = Field(default_factory=dict)
+    signals: list[SignalInfo] = Field(
+        default_factory=list, description="The signals its results may carry (`signals`): telemetry, never reward."
+    )
     error: str | None = Field(None, description="Why the plugin failed to load, if it did.")
     source: str
 

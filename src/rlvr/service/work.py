@@ -13,7 +13,7 @@ import math
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -144,6 +144,7 @@ class UnitResult:
     details: Details = field(default_factory=dict)
     mask: bool = False
     elapsed_ms: float = 0.0
+    signals: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -279,7 +280,8 @@ def _plain_charge(value: Any) -> int | None:
     return None
 
 
-def _result_from_outcome(outcome: Any, verifier: str) -> UnitResult:
+def _result_from_outcome(outcome: Any, loaded: LoadedVerifier) -> UnitResult:
+    verifier = loaded.name
     if not isinstance(outcome, Outcome):
         return infrastructure_failure(f"verifier {verifier!r} returned {type(outcome).__name__}, not an Outcome")
     score = outcome.score
@@ -293,8 +295,20 @@ def _result_from_outcome(outcome: Any, verifier: str) -> UnitResult:
         return infrastructure_failure(f"verifier {verifier!r} returned unknown verdict {outcome.verdict!r}")
     details = bounded_details(outcome.details)
     return UnitResult(
-        float(score), verdict, str(outcome.reason)[:MAX_REASON_CHARS], details, bool(outcome.mask) or verdict == "error"
+        float(score),
+        verdict,
+        str(outcome.reason)[:MAX_REASON_CHARS],
+        details,
+        bool(outcome.mask) or verdict == "error",
+        signals=_declared(outcome.signals, loaded.signals),
     )
+
+
+def _declared(signals: Any, vocabulary: Mapping[str, Any]) -> list[str]:
+    """The outcome's signals that its verifier declares, once each, in order."""
+    if not vocabulary or not isinstance(signals, tuple | list):
+        return []
+    return [name for name in dict.fromkeys(s for s in signals if isinstance(s, str)) if name in vocabulary]
 
 
 class UnitRunner:
@@ -352,7 +366,7 @@ class UnitRunner:
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         for index, outcome in zip(where, outcomes, strict=True):
             if outcome is not None:
-                result = _result_from_outcome(outcome, units[index].verifier)
+                result = _result_from_outcome(outcome, loaded)
                 result.elapsed_ms = elapsed_ms
                 results[index] = result
         return results
@@ -367,7 +381,7 @@ class UnitRunner:
                 outcome = loaded.verify_within(BatchEntry(item, params, ground_truth, unit.deadline_s))
             else:
                 outcome = loaded.instance.verify(item, params, ground_truth)
-            result = _result_from_outcome(outcome, unit.verifier)
+            result = _result_from_outcome(outcome, loaded)
         except RecursionError:
             # Deep nesting in the response itself (e.g. thousands of braces): its fault, not ours.
             result = UnitResult(0.0, Verdict.INCORRECT.value, "response too deeply nested to grade")

@@ -27,7 +27,7 @@ A complete plugin::
 
 Besides `Verifier`, a plugin may implement any of the optional protocols below
 (`Preparing`, `BatchVerifying`, `DeadlineVerifying`, `Availability`, `HasDescription`,
-`HasDefaultDeadline`); the registry recognises them when it loads the plugin. A verifier
+`HasDefaultDeadline`, `HasSignals`); the registry recognises them when it loads the plugin. A verifier
 class that runs programs implements `RunsPrograms`: the registry then builds it with the
 host's `ProgramRunner` (its sandbox, limits and isolation check) instead of calling it
 with no arguments.
@@ -35,7 +35,7 @@ with no arguments.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -52,10 +52,12 @@ __all__ = [
     "GradeInput",
     "HasDefaultDeadline",
     "HasDescription",
+    "HasSignals",
     "NoParams",
     "Outcome",
     "Preparing",
     "RunsPrograms",
+    "Signal",
     "Verdict",
     "Verifier",
 ]
@@ -91,6 +93,9 @@ class Outcome:
     reason: str = ""
     details: Details = field(default_factory=dict)
     mask: bool = False
+    # Names from the verifier's `signals` (`HasSignals`): what the response tried that
+    # the verifier guards against. Telemetry: they never change the score or verdict.
+    signals: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -177,6 +182,23 @@ class HasDescription(Protocol):
     """Optional: one line for `GET /v1/verifiers`."""
 
     description: ClassVar[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """One name of a verifier's signal vocabulary, as `GET /v1/verifiers` lists it: what
+    it means, in one line, and a response (or program) that raises it."""
+
+    description: str
+    example: str
+
+
+@runtime_checkable
+class HasSignals(Protocol):
+    """Optional: the signals the verifier may put in an `Outcome` (name -> `Signal`).
+    Names are lower snake case; a name an outcome carries that is not here is dropped."""
+
+    signals: ClassVar[Mapping[str, Signal]]
 
 
 @runtime_checkable

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -25,9 +26,11 @@ from rlvr.verifiers.base import (
     DeadlineVerifying,
     HasDefaultDeadline,
     HasDescription,
+    HasSignals,
     Outcome,
     Preparing,
     RunsPrograms,
+    Signal,
     Verifier,
 )
 from rlvr.verifiers.config import BuiltinConfig
@@ -41,6 +44,9 @@ ENTRY_POINT_GROUP = "rlvr.verifiers"
 OWN_DISTRIBUTION = "rlvr"
 # The members of `Verifier`, in the order a missing one is reported.
 _REQUIRED_MEMBERS = ("name", "version", "params_model", "ground_truth_model", "verify")
+
+# A signal's name, as metrics labels and adapters' log keys carry it.
+SIGNAL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +71,8 @@ class LoadedVerifier:
     max_batch: int = 1
     # `verify` told the item's deadline: None when the verifier has no use for it.
     verify_within: Callable[[BatchEntry], Outcome] | None = None
+    # Its signal vocabulary (`HasSignals`): empty when it declares none.
+    signals: Mapping[str, Signal] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -121,8 +129,21 @@ def _loaded_verifier(instance: Verifier, source: str) -> LoadedVerifier:
         prepare=instance.prepare if isinstance(instance, Preparing) else None,
         availability=instance.availability if isinstance(instance, Availability) else None,
         verify_within=instance.verify_within if isinstance(instance, DeadlineVerifying) else None,
+        signals=_signals(instance),
         **_batching(instance),
     )
+
+
+def _signals(instance: Verifier) -> Mapping[str, Signal]:
+    if not isinstance(instance, HasSignals):
+        return {}
+    vocabulary = instance.signals
+    if not isinstance(vocabulary, Mapping):
+        raise PluginError(f"verifier {instance.name!r}: signals must be a mapping of names to Signal")
+    for name, signal in vocabulary.items():
+        if not (isinstance(name, str) and SIGNAL_NAME.fullmatch(name) and isinstance(signal, Signal)):
+            raise PluginError(f"verifier {instance.name!r}: signal {name!r} must be a snake_case name of a Signal")
+    return dict(vocabulary)
 
 
 def _batching(instance: Verifier) -> dict[str, Any]:
@@ -244,5 +265,9 @@ class Registry:
             "default_deadline_s": loaded.default_deadline_s,
             "available": bool(availability.get("available", True)),
             "availability": availability,
+            "signals": [
+                {"name": signal, "description": info.description, "example": info.example}
+                for signal, info in loaded.signals.items()
+            ],
             "source": loaded.source,
         }

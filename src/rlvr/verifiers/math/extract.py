@@ -95,6 +95,8 @@ class Extracted:
     answer: str | None
     method: str
     candidates: list[str] = field(default_factory=list)
+    # Read from inside the model's thinking: its reply after the thinking states none.
+    in_thinking: bool = False
 
 
 def boxed_spans(text: str) -> list[tuple[int, int, str]]:
@@ -277,7 +279,8 @@ def _auto(text: str) -> Extracted:
             found = _read(after)
             if found.answer is not None or found.method == "negated_box":
                 return found
-    return _read(text)
+    found = _read(text)
+    return replace(found, in_thinking=True) if close >= 0 and found.answer is not None else found
 
 
 def _strict(text: str) -> Extracted:

@@ -41,7 +41,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.base import GradeInput, Outcome, Signal, Verdict
 from rlvr.verifiers.math import choices, compare, fallbacks, symbolic
 from rlvr.verifiers.math.compare import Decision, View, decide_cached, view
 from rlvr.verifiers.math.extract import Extracted, Mode, answer_region, extract_answer, extract_gold
@@ -125,6 +125,56 @@ def _gold_text(ground_truth: Any) -> str:
     return str(ground_truth)
 
 
+SIGNALS = {
+    "hedge": Signal(
+        "Several different final answers offered: boxes, or a list of values where one is asked for.",
+        "So the answer is $\\boxed{3}$ or $\\boxed{4}$.",
+    ),
+    "answer_in_thinking_only": Signal(
+        "The answer is only inside the reasoning: the reply after it states none.",
+        "<think>... so x = 12, \\boxed{12}</think>I hope this helps!",
+    ),
+    "restated_question": Signal(
+        "The answer restates an expression of the prompt instead of its value.",
+        "Simplify $\\tan 100^\\circ + 4\\sin 100^\\circ$. ... $\\boxed{\\tan 100^\\circ + 4\\sin 100^\\circ}$",
+    ),
+}
+
+
+def _signals(outcome: Outcome, found: Extracted, params: MathParams) -> tuple[str, ...]:
+    """What the response tried (`SIGNALS`), from what grading it found. Never a failure
+    of its own: a signal that cannot be decided is left out."""
+    signals = []
+    if outcome.details.get("hedge") is True or _offers_several(found, params):
+        signals.append("hedge")
+    if found.in_thinking and found.method in _STATED_METHODS:
+        signals.append("answer_in_thinking_only")
+    if outcome.details.get("restates_question") is True:
+        signals.append("restated_question")
+    return tuple(signals)
+
+
+def _same_value(first: str, second: str, params: MathParams) -> bool:
+    """Each equals the other read as the gold (so `1/3` and `0.3333` differ, as they
+    would as answers)."""
+    return all(
+        decide_cached(view(a, gold=True), b, params.rel_tol, params.numeric_tolerance).equal
+        for a, b in ((first, second), (second, first))
+    )
+
+
+def _offers_several(found: Extracted, params: MathParams) -> bool:
+    """Whether the response offers final answers of different values (its unretracted
+    boxes), whichever is graded: a hedge that lost is a hedge too."""
+    offered = list(dict.fromkeys(c for c in found.candidates if c.strip()))
+    if len(offered) < 2 or len(offered) > MAX_CANDIDATES:
+        return len(offered) > MAX_CANDIDATES
+    try:
+        return any(not _same_value(offered[-1], other, params) for other in offered[:-1])
+    except (*compare.SYMPY_FAILURES, symbolic.BudgetExceeded, RecursionError):
+        return False
+
+
 def _outcome(ok: bool, reason: str, details: dict[str, Any]) -> Outcome:
     return Outcome(1.0 if ok else 0.0, Verdict.CORRECT if ok else Verdict.INCORRECT, reason, details)
 
@@ -133,7 +183,7 @@ class MathVerifier:
     name = "math"
     # Its versions, and what each changed: CHANGELOG.md. A new version keeps verdicts
     # cached under old rules from being served.
-    version = "2.2.0"
+    version = "2.3.0"
     description = (
         "Final answer (what the response states last, in the model's own turn under any chat or reasoning "
         "template: text after the thinking first; an unretracted, un-negated \\boxed{}, an <answer> tag, a "
@@ -148,6 +198,7 @@ class MathVerifier:
     params_model = MathParams
     ground_truth_model = str | int | float
     default_deadline_s = 2.0
+    signals = SIGNALS
 
     def __init__(self) -> None:
         symbolic.warm_up()
@@ -189,6 +240,13 @@ class MathVerifier:
 
         found = extract_answer(response, params.extraction)
         details["extraction"] = found.method
+        outcome = self._graded(item, params, gold, found, details)
+        outcome.signals = _signals(outcome, found, params)
+        return outcome
+
+    def _graded(
+        self, item: GradeInput, params: MathParams, gold: PreparedGold, found: Extracted, details: dict[str, Any]
+    ) -> Outcome:
         if gold.view.choice is not None:
             return _graded_choice(gold.view.choice, found, item, details)
         if found.answer is None or not found.answer.strip():
@@ -208,7 +266,7 @@ class MathVerifier:
         if not decision.equal and found.method in _LAST_SIDE_METHODS and _equation_shaped(gold):
             # The fallback kept the last side of the response's equation; the gold is an
             # equation (or several), so the response's equation as written is what to compare.
-            whole = fallbacks.whole_equation(answer_region(response))
+            whole = fallbacks.whole_equation(answer_region(item.response))
             # A chain (`x = 10/2 = 6`) is read by its last side only, never by its first.
             # And only the equation the answer was read from: the one that ends in it.
             same = whole is not None and _ends_with(whole, answer) and len(whole) <= params.max_answer_chars
