@@ -95,7 +95,7 @@ class Extracted:
     answer: str | None
     method: str
     candidates: list[str] = field(default_factory=list)
-    # Read from inside the model's thinking: its reply after the thinking states none.
+    # Read from inside the model's thinking: its reply after the thinking has none, nor its text.
     in_thinking: bool = False
 
 
@@ -280,7 +280,11 @@ def _auto(text: str) -> Extracted:
             if found.answer is not None or found.method == "negated_box":
                 return found
     found = _read(text)
-    return replace(found, in_thinking=True) if close >= 0 and found.answer is not None else found
+    if close < 0 or found.answer is None:
+        return found
+    # A reply that states the answer in words extraction does not read still states it.
+    stated = found.answer.strip().lower() in text[close + len(_THINK_CLOSE) :].lower()
+    return found if stated else replace(found, in_thinking=True)
 
 
 def _strict(text: str) -> Extracted:

@@ -141,11 +141,11 @@ SIGNALS = {
 }
 
 
-def _signals(outcome: Outcome, found: Extracted, params: MathParams) -> tuple[str, ...]:
+def _signals(outcome: Outcome, found: Extracted, gold: PreparedGold, params: MathParams) -> tuple[str, ...]:
     """What the response tried (`SIGNALS`), from what grading it found. Never a failure
     of its own: a signal that cannot be decided is left out."""
     signals = []
-    if outcome.details.get("hedge") is True or _offers_several(found, params):
+    if outcome.details.get("hedge") is True or _offers_several(found, gold, params):
         signals.append("hedge")
     if found.in_thinking and found.method in _STATED_METHODS:
         signals.append("answer_in_thinking_only")
@@ -163,12 +163,19 @@ def _same_value(first: str, second: str, params: MathParams) -> bool:
     )
 
 
-def _offers_several(found: Extracted, params: MathParams) -> bool:
+def _offers_several(found: Extracted, gold: PreparedGold, params: MathParams) -> bool:
     """Whether the response offers final answers of different values (its unretracted
-    boxes), whichever is graded: a hedge that lost is a hedge too."""
+    boxes), whichever is graded: a hedge that lost is a hedge too. Not where the gold
+    has several parts, which several boxes may hold together. Compared without sympy
+    (the last thing `verify` does, which lifts the budget after): a signal must never
+    make grading slower than its verdict."""
     offered = list(dict.fromkeys(c for c in found.candidates if c.strip()))
-    if len(offered) < 2 or len(offered) > MAX_CANDIDATES:
-        return len(offered) > MAX_CANDIDATES
+    node = gold.view.node
+    if len(offered) < 2 or (isinstance(node, Seq) and len(node.items) > 1) or isinstance(node, Union):
+        return False
+    if len(offered) > MAX_CANDIDATES:
+        return True
+    symbolic.set_budget(0.0)
     try:
         return any(not _same_value(offered[-1], other, params) for other in offered[:-1])
     except (*compare.SYMPY_FAILURES, symbolic.BudgetExceeded, RecursionError):
@@ -241,7 +248,7 @@ class MathVerifier:
         found = extract_answer(response, params.extraction)
         details["extraction"] = found.method
         outcome = self._graded(item, params, gold, found, details)
-        outcome.signals = _signals(outcome, found, params)
+        outcome.signals = _signals(outcome, found, gold, params)
         return outcome
 
     def _graded(
