@@ -169,9 +169,10 @@ def _offers_several(found: Extracted, gold: PreparedGold, params: MathParams) ->
     has several parts, which several boxes may hold together. Compared without sympy
     (the last thing `verify` does, which lifts the budget after): a signal must never
     make grading slower than its verdict."""
+    if len(found.candidates) < 2 or _many_parts(gold):
+        return False  # most responses: one box or none
     offered = list(dict.fromkeys(c for c in found.candidates if c.strip()))
-    node = gold.view.node
-    if len(offered) < 2 or (isinstance(node, Seq) and len(node.items) > 1) or isinstance(node, Union):
+    if len(offered) < 2:
         return False
     if len(offered) > MAX_CANDIDATES:
         return True
@@ -180,6 +181,12 @@ def _offers_several(found: Extracted, gold: PreparedGold, params: MathParams) ->
         return any(not _same_value(offered[-1], other, params) for other in offered[:-1])
     except (*compare.SYMPY_FAILURES, symbolic.BudgetExceeded, RecursionError):
         return False
+
+
+def _many_parts(gold: PreparedGold) -> bool:
+    """A gold of several values (`1, -2`, a set), which several boxes may hold together."""
+    node = gold.view.node
+    return (isinstance(node, Seq) and len(node.items) > 1) or isinstance(node, Union)
 
 
 def _outcome(ok: bool, reason: str, details: dict[str, Any]) -> Outcome:
@@ -396,9 +403,7 @@ def _equation_shaped(gold: PreparedGold) -> bool:
 def _joined_boxes(candidates: list[str], gold: PreparedGold, params: MathParams) -> Decision | None:
     """Several boxes that together are a many-part gold (`\\boxed{1}, \\boxed{-2}` for
     the solutions `1, -2`); None when the gold has one part or they are not it."""
-    node = gold.view.node
-    many = (isinstance(node, Seq) and len(node.items) > 1) or isinstance(node, Union)
-    if not many or not 1 < len(candidates) <= MAX_CANDIDATES:
+    if not _many_parts(gold) or not 1 < len(candidates) <= MAX_CANDIDATES:
         return None
     decision = decide_cached(gold.view, ", ".join(candidates), params.rel_tol, params.numeric_tolerance)
     return decision if decision.equal else None
