@@ -4,13 +4,14 @@ import sys
 import types
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from rlvr.sandboxes.config import SandboxConfig
+from rlvr.service.work import Unit, UnitRunner
 from rlvr.verifiers import registry as registry_module
-from rlvr.verifiers.base import NoParams, Outcome, Verdict
+from rlvr.verifiers.base import GradeInput, NoParams, Outcome, Signal, Verdict
 from rlvr.verifiers.code import CodeVerifier
 from rlvr.verifiers.config import BuiltinConfig
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
@@ -74,6 +75,14 @@ class BadBatch(Batching):
     max_batch = 0
 
 
+class Signalling(Good):
+    name = "signalling"
+    signals: ClassVar[dict[Any, Any]] = {"tried_it": Signal("It tried it.", "an example")}
+
+    def verify(self, item: GradeInput, params: Any, ground_truth: Any) -> Outcome:
+        return Outcome(0.0, Verdict.INCORRECT, signals=("tried_it", "undeclared", "tried_it"))
+
+
 class FailingAvailability(Good):
     name = "failingavailability"
 
@@ -84,7 +93,7 @@ class FailingAvailability(Good):
 @pytest.fixture
 def fake_module(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     mod = types.ModuleType("rlvr_fake_plugins")
-    for cls in (Good, Misnamed, NoVerify, Bare, Hooked, Batching, BadBatch, FailingAvailability):
+    for cls in (Good, Misnamed, NoVerify, Bare, Hooked, Batching, BadBatch, Signalling, FailingAvailability):
         setattr(mod, cls.__name__, cls)
     monkeypatch.setitem(sys.modules, "rlvr_fake_plugins", mod)
     yield "rlvr_fake_plugins"
@@ -159,6 +168,34 @@ def test_a_bad_batch_size_is_refused(monkeypatch: pytest.MonkeyPatch, fake_modul
     reg = make(monkeypatch, {"badbatch": f"{fake_module}:BadBatch"})
     with pytest.raises(PluginError, match="max_batch"):
         reg.get("badbatch")
+
+
+def test_a_plugins_signals_are_its_declared_ones(monkeypatch: pytest.MonkeyPatch, fake_module: str) -> None:
+    reg = make(monkeypatch, {"signalling": f"{fake_module}:Signalling", "good": f"{fake_module}:Good"})
+    unit = Unit("k", "p", "signalling", {}, 1, "q", "r", 5.0)
+    assert UnitRunner(reg).run(unit).signals == ["tried_it"]  # once, and the undeclared one dropped
+    described = {d["name"]: d for d in reg.describe()}
+    assert described["signalling"]["signals"] == [
+        {"name": "tried_it", "description": "It tried it.", "example": "an example"}
+    ]
+    assert described["good"]["signals"] == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"Tried It": Signal("d", "e")},
+        {"tried": "a description"},
+        {1: Signal("d", "e")},
+        ["tried"],
+        {"x" * 65: Signal("d", "e")},
+    ],
+)
+def test_a_bad_signal_vocabulary_is_refused(monkeypatch: pytest.MonkeyPatch, fake_module: str, bad: object) -> None:
+    monkeypatch.setattr(Signalling, "signals", bad)
+    reg = make(monkeypatch, {"signalling": f"{fake_module}:Signalling"})
+    with pytest.raises(PluginError, match="signal"):
+        reg.get("signalling")
 
 
 def test_failing_availability_is_shown_not_raised(monkeypatch: pytest.MonkeyPatch, fake_module: str) -> None:
