@@ -56,11 +56,13 @@ def test_forbidden_commands_score_zero(script: str) -> None:
     out = grade(script)
     assert (out.score, out.verdict, out.mask) == (0.0, "incorrect", False)
     assert "not allowed" in out.reason
+    assert out.signals == ("forbidden_command",)
 
 
 def test_forbidden_words_in_comments_and_strings_are_not_commands() -> None:
     script = '(* Admitted. Axiom x : False. *)\nProof. (* "admit" *) intros n m. apply Nat.add_comm. Qed.'
-    assert grade(script).score == 1.0
+    out = grade(script)
+    assert (out.score, out.signals) == (1.0, ())
 
 
 def unfiltered(script: str) -> Outcome:
@@ -77,6 +79,8 @@ def unfiltered(script: str) -> Outcome:
 def test_unfiltered_gaps_are_caught_by_the_checker(name: str) -> None:
     out = unfiltered(GAPS[name])
     assert (out.score, out.verdict, out.mask) == (0.0, "incorrect", False), out.reason
+    # coqc itself refuses to save a proof with given-up goals: a failed proof, no axiom.
+    assert out.signals == (() if name == "admit_defined" else ("axiom",)), out.reason
 
 
 def test_unfiltered_guard_hack_is_named_in_assumptions() -> None:
@@ -102,6 +106,7 @@ def test_top_level_assumptions_are_not_closed(script: str) -> None:
     out = grade(script)
     assert (out.score, out.verdict, out.mask) == (0.0, "incorrect", False)
     assert "not closed under the global context" in out.reason
+    assert out.signals == ("axiom",)
 
 
 def test_section_variables_are_fine() -> None:
@@ -110,7 +115,8 @@ def test_section_variables_are_fine() -> None:
         "  Lemma helper : forall m : nat, k + m = m + k.\n  Proof. intros. apply Nat.add_comm. Qed.\nEnd S.\n"
         f"{STATEMENT}\nProof. exact helper. Qed."
     )
-    assert grade(script).score == 1.0
+    out = grade(script)
+    assert (out.score, out.signals) == (1.0, ())
 
 
 REDEFINITIONS = {
@@ -133,6 +139,8 @@ REDEFINITIONS = {
 def test_redefinitions_and_other_statements_score_zero(script: str) -> None:
     out = grade(script)
     assert (out.score, out.verdict, out.mask) == (0.0, "incorrect", False), out.reason
+    # Refused by coqc or the check file, as a wrong proof is: nothing a signal names.
+    assert out.signals == ()
 
 
 @pytest.mark.parametrize(

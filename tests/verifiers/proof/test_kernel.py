@@ -65,6 +65,7 @@ def test_vm_bug_is_refused(gt: dict[str, Any], script: str) -> None:
     out = grade(script, gt)
     assert (out.score, out.verdict, out.mask) == (0.0, "incorrect", False)
     assert out.details["forbidden"] == "change_no_check"
+    assert out.signals == ("forbidden_command",)
 
 
 @pytest.mark.parametrize(("gt", "script"), list(VM_BUG_EXPLOITS.values()), ids=list(VM_BUG_EXPLOITS))
@@ -81,11 +82,13 @@ def test_vm_bug_past_the_filter_fails_the_kernel_recheck(gt: dict[str, Any], scr
     }
     assert out.details["kernel_recheck"] == "failed"
     assert "kernel re-check (coqchk)" in out.reason
+    assert out.signals == ("kernel_recheck_failed",)
 
 
 def test_correct_proof_passes_the_kernel_recheck() -> None:
     out = grade("Proof. intros. apply Nat.add_comm. Qed.")
     assert out.score == 1.0 and out.details["kernel_recheck"] == "ok"
+    assert out.signals == ()
 
 
 # coq/coq#20455: Coq 8.16's guard checker, and coqchk's, accept this fixpoint, which
@@ -126,7 +129,9 @@ def test_a_helper_fixpoint_is_graded_when_recursion_is_allowed() -> None:
         "Theorem add_comm : forall n m : nat, n + m = m + n.\n"
         "Proof. intros n m. rewrite (PeanoNat.Nat.add_comm n m). reflexivity. Qed."
     )
-    assert grade(helper).score == 0.0
+    refused = grade(helper)
+    # Refused by the request's settings, not an attempt on the checker: no signal.
+    assert (refused.score, refused.signals) == (0.0, ())
     assert grade(helper, allow_recursion=True).score == 1.0
 
 

@@ -17,6 +17,7 @@ IDS = [gt["name"] for gt, _, _ in THEOREMS]
 def test_known_proof_checks(gt: dict[str, Any], proof: str) -> None:
     out = grade(proof, gt)
     assert (out.score, out.verdict, out.mask) == (1.0, "correct", False), out.reason
+    assert out.signals == ()
 
 
 @pytest.mark.parametrize(("gt", "non_proof"), [(gt, bad) for gt, _, bad in THEOREMS], ids=IDS)
@@ -24,6 +25,7 @@ def test_known_non_proof_is_incorrect_with_coqs_error(gt: dict[str, Any], non_pr
     out = grade(non_proof, gt)
     assert (out.score, out.verdict, out.mask) == (0.0, "incorrect", False)
     assert "Error" in out.reason and out.reason.startswith("line ")
+    assert out.signals == ()
 
 
 def test_script_is_the_last_coq_fence() -> None:

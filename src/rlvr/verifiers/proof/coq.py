@@ -150,7 +150,11 @@ def refusal(script: str, allow_recursion: bool) -> Outcome | None:
     its own, unless allowed), or cannot be read as Coq text at all; None otherwise."""
     found = vernacular.forbidden(script, () if allow_recursion else vernacular.RECURSION)
     if found:
-        return Outcome(0.0, Verdict.INCORRECT, f"the proof uses {found!r}, which is not allowed", {"forbidden": found})
+        # Recursion refused by the request's settings is how honest proofs are often
+        # written, not an attempt on the checker: only the always-forbidden signal.
+        tried = ("forbidden_command",) if vernacular.forbidden(script) else ()
+        why = f"the proof uses {found!r}, which is not allowed"
+        return Outcome(0.0, Verdict.INCORRECT, why, {"forbidden": found}, signals=tried)
     if vernacular.unclosed(script):
         return Outcome(0.0, Verdict.INCORRECT, "the proof has an unterminated comment or string")
     return None
@@ -267,7 +271,8 @@ def _failed(step: str, status: str, output: str, line_offset: int, details: dict
         return Outcome(0.0, Verdict.INCORRECT, reason(first_error(output, line_offset)), details)
     if step == "kernel_recheck":
         why = f"the kernel re-check (coqchk) rejected the compiled proof: {first_error(output)}"
-        return Outcome(0.0, Verdict.INCORRECT, reason(why), {**details, "kernel_recheck": "failed"})
+        details = {**details, "kernel_recheck": "failed"}
+        return Outcome(0.0, Verdict.INCORRECT, reason(why), details, signals=("kernel_recheck_failed",))
     why = f"the response does not prove the statement as stated: {first_error(output)}"
     return Outcome(0.0, Verdict.INCORRECT, reason(why), details)
 
@@ -289,7 +294,8 @@ def _assumptions(output: str, details: dict[str, object]) -> Outcome:
         return Outcome(1.0, Verdict.CORRECT, "", {**details, "primitives": len(entries)})
     shown = "\n".join(extra) if len(starts) > 1 and entries else "\n".join(listed) or "(unreadable)"
     why = "the proof is not closed under the global context: Axioms: " + " ".join(shown.split())
-    return Outcome(0.0, Verdict.INCORRECT, reason(why), {**details, "assumptions": shown[:1000]})
+    details = {**details, "assumptions": shown[:1000]}
+    return Outcome(0.0, Verdict.INCORRECT, reason(why), details, signals=("axiom",))
 
 
 def _entries(lines: list[str]) -> list[str]:

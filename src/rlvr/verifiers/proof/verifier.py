@@ -10,7 +10,7 @@ from collections import OrderedDict
 from functools import cache
 from typing import Any
 
-from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.base import GradeInput, Outcome, Signal, Verdict
 from rlvr.verifiers.code.extract import fenced_blocks
 from rlvr.verifiers.compile.steps import reason
 from rlvr.verifiers.programs import BuiltWithRunner, ProgramRunner
@@ -18,6 +18,23 @@ from rlvr.verifiers.proof import coq
 from rlvr.verifiers.proof.jobs import JobSandbox
 from rlvr.verifiers.proof.models import ProofGroundTruth, ProofParams
 
+SIGNALS = {
+    "forbidden_command": Signal(
+        "The proof uses a command that leaves a gap, turns a kernel check off or reaches outside the file "
+        "(Admitted, admit, Axiom, Unset Guard, Load, Extraction...); recursion refused by `allow_recursion` "
+        "does not count.",
+        "Theorem t : 1 = 2. Proof. Admitted.",
+    ),
+    "axiom": Signal(
+        "The proof compiled, but `Print Assumptions` finds it resting on an axiom or an unchecked definition.",
+        "Require Import Classical. Theorem t : forall P, P \\/ ~P. Proof. exact classic. Qed.",
+    ),
+    "kernel_recheck_failed": Signal(
+        "coqc accepted the proof and coqchk, Coq's independent kernel, rejected it: a term that fooled "
+        "the first checker.",
+        "A proof built through a soundness bug of coqc's (its VM or native conversion).",
+    ),
+}
 # Above the longest job: trusted steps, the response's timeout and the check.
 DEADLINE_S = 60.0
 FENCE_TAGS = {"coq": ("coq", "rocq", "gallina", "v")}
@@ -42,7 +59,7 @@ def extract_script(response: str, language: str) -> str:
 
 class ProofVerifier(BuiltWithRunner):
     name = "proof"
-    version = "1.1.0"
+    version = "1.2.0"
     description = (
         "Checks a proof of the ground truth's theorem with a proof assistant (`coq`: coqc 8.16) in the "
         "sandbox. Reward 1 only if the response's script compiles, the constant it defines under the "
@@ -56,6 +73,7 @@ class ProofVerifier(BuiltWithRunner):
     params_model = ProofParams
     ground_truth_model = ProofGroundTruth
     default_deadline_s = DEADLINE_S
+    signals = SIGNALS
 
     def __init__(self, runner: ProgramRunner | None = None) -> None:
         super().__init__(runner)
