@@ -132,6 +132,7 @@ class AsyncRewardClient:
         self.backoff_s = backoff_s
         self.chunk_size = chunk_size
         self.concurrency = concurrency
+        self._vocabularies: dict[str, list[str]] | None = None
 
     async def __aenter__(self) -> AsyncRewardClient:
         return self
@@ -212,14 +213,32 @@ class AsyncRewardClient:
                 invalid.append({**entry, "index": chunk[entry["index"]]})
         return invalid
 
+    async def signal_names(self, verifier: str | None = None) -> list[str]:
+        """The signals `verifier` may report (every verifier's, when None), sorted: the
+        names a trainer logs for every item and step, so that its keys stay the same
+        whichever signals a batch raised. Read once from `GET /v1/verifiers`."""
+        if self._vocabularies is None:
+            answer = await self._request("GET", "/v1/verifiers", None, None)
+            self._vocabularies = {
+                str(v["name"]): sorted(str(s["name"]) for s in v.get("signals", ())) for v in answer["verifiers"]
+            }
+        if verifier is not None:
+            return list(self._vocabularies.get(verifier, ()))
+        return sorted({name for names in self._vocabularies.values() for name in names})
+
     async def _post(self, path: str, body: dict[str, Any], expected: int | None) -> dict[str, Any]:
+        return await self._request("POST", path, body, expected)
+
+    async def _request(
+        self, method: str, path: str, body: dict[str, Any] | None, expected: int | None
+    ) -> dict[str, Any]:
         """The answer to `body`, which must hold `expected` results (None: no results);
         retried until `retry_budget_s` from the first try is spent."""
         give_up_at = time.monotonic() + self.retry_budget_s
         attempt = 0
         while True:
             try:
-                r = await self.http.post(path, json=body)
+                r = await self.http.request(method, path, json=body)
             except httpx.TransportError:
                 if not await self._waited(attempt, None, give_up_at):
                     raise
@@ -291,6 +310,9 @@ class RewardClient:
 
     def validate(self, items: Sequence[ItemJSON]) -> list[dict[str, Any]]:
         return self._run(self.aio.validate(items))
+
+    def signal_names(self, verifier: str | None = None) -> list[str]:
+        return self._run(self.aio.signal_names(verifier))
 
     def rewards(
         self,

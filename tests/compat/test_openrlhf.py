@@ -80,6 +80,16 @@ def test_rewards_over_one_url(live_server: str) -> None:
     assert all(o["extra_logs"]["rlvr_masked"] == [0.0] for o in outs), outs
 
 
+def test_each_signal_is_a_0_1_extra_log(live_server: str) -> None:
+    answers = ["\\boxed{3} or \\boxed{4}", "\\boxed{4}"]
+    outs = run(f"{live_server}/get_reward?verifier=math", answers, ["4", "4"])
+    logs = [o["extra_logs"] for o in outs]
+    names = ("answer_in_thinking_only", "hedge", "restated_question")
+    assert all(set(log) == {"rlvr_masked", *(f"rlvr_signal_{n}" for n in names)} for log in logs), logs
+    assert [log["rlvr_signal_hedge"] for log in logs] == [[1.0], [0.0]]
+    assert all(log["rlvr_signal_restated_question"] == [0.0] for log in logs)
+
+
 def test_rewards_over_two_urls_and_a_masked_item(live_server: str) -> None:
     # Two endpoints (OpenRLHF rotates over them); the same server under two names.
     urls = [

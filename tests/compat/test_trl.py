@@ -56,6 +56,10 @@ def test_a_grpo_step_on_a_standard_dataset(live_server: str, tmp_path: Path) -> 
     assert log["rewards/rlvr_math/mean"] == 0.0
     assert log["rewards/rlvr_sleepy/mean"] is None
     assert log["rlvr/masked_frac"] == pytest.approx(0.5)  # the mean of 0 (math) and 1 (sleepy)
+    # Each math signal's rate in the step, through TRL's own metric log (a random model
+    # hedges nothing); `sleepy` declares no signals.
+    signals = {key: value for key, value in log.items() if key.startswith("rlvr/signals/")}
+    assert set(signals) == {f"rlvr/signals/{n}" for n in ("answer_in_thinking_only", "hedge", "restated_question")}
 
 
 def test_a_grpo_step_on_a_conversational_dataset_with_an_async_reward(live_server: str, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManage
 from verl.trainer.ppo.reward import get_custom_reward_fn  # noqa: E402
 from verl.workers.reward_manager.batch import BatchRewardManager  # noqa: E402
 
+from rlvr.client import RewardClient  # noqa: E402
 from tests.compat.trl_model import char_tokenizer  # noqa: E402
 
 GOOD, BAD = "<think>a</think><answer>b</answer>", "no tags"
@@ -31,14 +32,29 @@ SAMPLES = [
     ("openai/gsm8k", "so \\boxed{4}", "4", {}),
     ("anything", "fine", None, {"verifier": "crashy"}),
     ("anything", "raise", None, {"verifier": "crashy"}),  # the grader fails: masked
+    ("openai/gsm8k", "\\boxed{3} or \\boxed{4}", "4", {}),  # a hedge
 ]
-EXPECTED = [
+SCORES = [
     {"score": 1.0, "acc": 1.0, "masked": 0.0},
     {"score": 0.0, "acc": 0.0, "masked": 0.0},
     {"score": 1.0, "acc": 1.0, "masked": 0.0},
     {"score": 1.0, "acc": 1.0, "masked": 0.0},
     {"score": 0.0, "acc": 0.0, "masked": 1.0},
+    {"score": 0.0, "acc": 0.0, "masked": 0.0},
 ]
+RAISED: list[set[str]] = [set(), set(), set(), set(), set(), {"hedge"}]
+
+
+def expected(url: str) -> list[dict[str, float]]:
+    """Each sample's dict: its scores, and 0/1 for every signal of every verifier the
+    service has (the same keys for every sample, as verl's per-key means need)."""
+    with RewardClient(url) as client:
+        names = client.signal_names()
+    assert {"hedge", "exit_before_tests", "axiom"} <= set(names)
+    return [
+        {**score, **{f"rlvr_signal_{name}": float(name in raised) for name in names}}
+        for score, raised in zip(SCORES, RAISED, strict=True)
+    ]
 
 
 def reward_fn(url: str, name: str) -> Any:
@@ -90,8 +106,8 @@ def test_the_reward_loop_scores_each_sample(live_server: str, name: str) -> None
         return list(await asyncio.gather(*(manager.run_single(data[i : i + 1]) for i in range(len(data)))))
 
     outs = asyncio.run(run())
-    assert [o["reward_extra_info"] for o in outs] == EXPECTED
-    assert [o["reward_score"] for o in outs] == [e["score"] for e in EXPECTED]
+    assert [o["reward_extra_info"] for o in outs] == expected(live_server)
+    assert [o["reward_score"] for o in outs] == [e["score"] for e in SCORES]
 
 
 def test_the_legacy_batch_manager_grades_the_batch_at_once(live_server: str) -> None:
@@ -100,10 +116,11 @@ def test_the_legacy_batch_manager_grades_the_batch_at_once(live_server: str) -> 
     )
     data = batch(SAMPLES)
     out = manager(data, return_dict=True)
-    assert dict(out["reward_extra_info"]) == {k: [e[k] for e in EXPECTED] for k in EXPECTED[0]}
+    every = expected(live_server)
+    assert dict(out["reward_extra_info"]) == {k: [e[k] for e in every] for k in every[0]}
     lengths = data.batch["attention_mask"][:, data.batch["prompts"].shape[1] :].sum(-1)
     assert [out["reward_tensor"][i, lengths[i] - 1].item() for i in range(len(SAMPLES))] == [
-        e["score"] for e in EXPECTED
+        e["score"] for e in SCORES
     ]
 
 

@@ -36,6 +36,22 @@ def test_masked_items_are_none_and_the_masked_share_is_logged(live_server: str) 
     assert logs.extra[0][0] == "rlvr_crashy/verdict" and len(logs.extra[0][1]) == 3
 
 
+@pytest.mark.parametrize("is_async", [False, True])
+def test_each_signal_s_rate_is_logged_as_a_metric(live_server: str, is_async: bool) -> None:
+    logs = Logs()
+    func = rlvr_reward("math", url=live_server, is_async=is_async)
+    completions = ["\\boxed{3} or \\boxed{4}", "\\boxed{4}", "\\boxed{3} or maybe \\boxed{5}", "\\boxed{4}"]
+    call = func(prompts=["p"] * 4, completions=completions, answer=["4"] * 4, **logs.kwargs())
+    out = asyncio.run(call) if is_async else call
+    assert out == [0.0, 1.0, 0.0, 1.0]
+    assert dict(logs.metrics) == {
+        "rlvr/masked_frac": 0.0,
+        "rlvr/signals/answer_in_thinking_only": 0.0,
+        "rlvr/signals/hedge": 0.5,
+        "rlvr/signals/restated_question": 0.0,
+    }
+
+
 def test_conversational_completions_grade_the_assistant_content(live_server: str) -> None:
     completions = [
         [{"role": "assistant", "content": GOOD}],

@@ -11,7 +11,18 @@ from rlvr.trainer.verl import compute_score, compute_score_async, compute_score_
 from tests.services import require
 
 GOOD = "<think>a</think><answer>4</answer>"
-KEYS = {"score", "acc", "masked"}
+SCORES = ("score", "acc", "masked")
+
+
+def scores(out: dict[str, float]) -> dict[str, float]:
+    """The sample's scores, with every signal entry checked to be 0 or 1 and left out."""
+    signals = {key: value for key, value in out.items() if key not in SCORES}
+    assert all(key.startswith("rlvr_signal_") and value in (0.0, 1.0) for key, value in signals.items()), out
+    return {key: out[key] for key in SCORES}
+
+
+def raised(out: dict[str, float]) -> list[str]:
+    return [key.removeprefix("rlvr_signal_") for key, value in out.items() if key not in SCORES and value == 1.0]
 
 
 def test_the_verifier_comes_from_extra_info_then_the_mapping_then_the_default() -> None:
@@ -27,10 +38,10 @@ def test_the_verifier_comes_from_extra_info_then_the_mapping_then_the_default() 
 def test_the_url_comes_from_the_kwargs_or_rlvr_url(live_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RLVR_URL", live_server)
     out = compute_score("x", GOOD, None, {"verifier": "format"})
-    assert out == {"score": 1.0, "acc": 1.0, "masked": 0.0}
+    assert scores(out) == {"score": 1.0, "acc": 1.0, "masked": 0.0} and raised(out) == []
     monkeypatch.setenv("RLVR_URL", "http://127.0.0.1:9")  # nothing listens: the kwarg wins
     out = asyncio.run(compute_score_async("x", "nope", None, {"verifier": "format"}, url=live_server))
-    assert out == {"score": 0.0, "acc": 0.0, "masked": 0.0}
+    assert scores(out) == {"score": 0.0, "acc": 0.0, "masked": 0.0} and raised(out) == []
 
 
 def test_every_sample_has_the_same_keys_masked_or_not(live_server: str) -> None:
@@ -42,7 +53,9 @@ def test_every_sample_has_the_same_keys_masked_or_not(live_server: str) -> None:
         url=live_server,
         verifier="format",
     )
-    assert all(set(o) == KEYS for o in outs)
+    # The keys of every signal of every verifier the service has, whichever graded.
+    keys = set(SCORES) | {f"rlvr_signal_{name}" for name in ("hedge", "exit_before_tests", "axiom")}
+    assert all(set(o) == set(outs[0]) >= keys for o in outs)
     assert [o["masked"] for o in outs] == [0.0, 1.0, 0.0]
     assert [o["score"] for o in outs] == [1.0, 0.0, 1.0]
 
@@ -71,4 +84,21 @@ def test_a_row_with_an_invalid_ground_truth_is_masked_not_an_exception(live_serv
     )
     assert [(o["score"], o["masked"]) for o in outs] == [(1.0, 0.0), (0.0, 1.0)]
     out = compute_score("a", "4", {"not": "a string"}, {"verifier": "exact_match"}, url=live_server)
-    assert out == {"score": 0.0, "acc": 0.0, "masked": 1.0}
+    assert scores(out) == {"score": 0.0, "acc": 0.0, "masked": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("response", "signals"),
+    [
+        ("\\boxed{3} or \\boxed{4}", ["hedge"]),
+        ("<think>so it is \\boxed{4}</think>I hope this helps!", ["answer_in_thinking_only"]),
+        ("\\boxed{4}", []),
+    ],
+)
+def test_a_sample_s_signals_are_its_1_0_entries(live_server: str, response: str, signals: list[str]) -> None:
+    for out in (
+        compute_score("openai/gsm8k", response, "4", None, url=live_server),
+        asyncio.run(compute_score_async("openai/gsm8k", response, "4", None, url=live_server)),
+        compute_score_batch(["openai/gsm8k"], [response], ["4"], None, url=live_server)[0],
+    ):
+        assert raised(out) == signals, out

@@ -101,7 +101,13 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     )
     _add_error_handlers(app)
     _add_grade_route(app, service)
-    add_trainer_routes(app, lambda request, build: _serve(service, request, build), settings.default_verifier, bodies)
+    add_trainer_routes(
+        app,
+        lambda request, build: _serve(service, request, build),
+        settings.default_verifier,
+        bodies,
+        lambda name: sorted(service.registry.get(name).signals),
+    )
     add_run_code_routes(app, service.run_code, service.drain, bodies)
     _add_info_routes(app, service)
     _document_grade_request(app, service.registry.config)

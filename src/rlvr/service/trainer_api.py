@@ -43,6 +43,7 @@ SPECIAL_TOKENS = (
     "<|pad|>",
 )
 MASKED_LOG = "rlvr_masked"
+SIGNAL_LOG = "rlvr_signal_"
 TRAINER_ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorResponse, "description": "Invalid request; the message names the field"},
     429: {"model": ErrorResponse, "description": "Too much work in flight; retry after Retry-After seconds"},
@@ -64,7 +65,10 @@ class OpenRLHFRequest(BaseModel):
 class OpenRLHFResponse(BaseModel):
     rewards: list[float]
     scores: list[float]
-    extra_logs: dict[str, list[float]] = Field(description=f"`{MASKED_LOG}`: 1.0 where the grader failed.")
+    extra_logs: dict[str, list[float]] = Field(
+        description=f"`{MASKED_LOG}`: 1.0 where the grader failed; `{SIGNAL_LOG}<name>` for each signal the "
+        "verifier may report: 1.0 where the item raised it (OpenRLHF logs each key's mean: the signal's rate)."
+    )
 
 
 class SlimeRequest(BaseModel):
@@ -121,7 +125,16 @@ def ground_truth(label: Any, decode: Callable[[str], Any]) -> Any:
     return label
 
 
-def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | None, bodies: BodyParser) -> None:
+def add_trainer_routes(
+    app: FastAPI,
+    grade: GradeFn,
+    default_verifier: str | None,
+    bodies: BodyParser,
+    signal_names: Callable[[str], list[str]],
+) -> None:
+    """`signal_names(verifier)`: the signals the verifier may report, one `extra_logs`
+    key each in OpenRLHF's answer."""
+
     def verifier_for(given: str | None) -> str:
         name = given or default_verifier
         if not name:
@@ -144,8 +157,10 @@ def add_trainer_routes(app: FastAPI, grade: GradeFn, default_verifier: str | Non
         build = lambda body: _openrlhf_request(body, name, bodies)  # noqa: E731
         result = await _renamed(grade(request, build), renames)
         rewards = [0.0 if r.mask else r.reward for r in result.results]
-        masked = [1.0 if r.mask else 0.0 for r in result.results]
-        return StrictJSONResponse({"rewards": rewards, "scores": rewards, "extra_logs": {MASKED_LOG: masked}})
+        logs = {MASKED_LOG: [1.0 if r.mask else 0.0 for r in result.results]}
+        for signal in signal_names(name):
+            logs[f"{SIGNAL_LOG}{signal}"] = [float(signal in r.signals) for r in result.results]
+        return StrictJSONResponse({"rewards": rewards, "scores": rewards, "extra_logs": logs})
 
     @app.post(
         "/v1/reward",

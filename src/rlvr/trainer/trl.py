@@ -20,6 +20,9 @@ what these functions do:
   a reward of 0.
 - TRL logs `rewards/{__name__}/mean`; the name is `rlvr_<verifier>` unless given, so one
   function per verifier gives one reward curve per verifier.
+- Through `log_metric`: `rlvr/masked_frac`, and `rlvr/signals/<name>` for each signal the
+  verifier may report, the share of the step's items that raised it (0 included, so each
+  signal's curve is continuous).
 - `is_async=True` gives an object with an async `__call__`, which TRL runs on its own
   event loop with the other async reward functions.
 The functions hold no connection (they pickle): clients are shared per process, see
@@ -34,6 +37,8 @@ from typing import Any
 from rlvr.client import DEFAULT_RETRY_BUDGET_S, build_items
 from rlvr.results import GradeResult
 from rlvr.trainer.clients import shared_async_client, shared_client
+
+SIGNAL_METRIC = "rlvr/signals/"
 
 
 def rlvr_reward(
@@ -85,11 +90,15 @@ class _Reward:
             params=self.params,
         )
 
-    def _rewards(self, results: list[GradeResult], kwargs: dict[str, Any]) -> list[float | None]:
+    def _rewards(
+        self, results: list[GradeResult], signal_names: list[str], kwargs: dict[str, Any]
+    ) -> list[float | None]:
         log_metric: Callable[[str, float], None] | None = kwargs.get("log_metric")
         log_extra: Callable[[str, list[Any]], None] | None = kwargs.get("log_extra")
         if log_metric is not None and results:
             log_metric("rlvr/masked_frac", sum(r.mask for r in results) / len(results))
+            for name in signal_names:
+                log_metric(f"{SIGNAL_METRIC}{name}", sum(name in r.signals for r in results) / len(results))
         if log_extra is not None:
             log_extra(f"{self.__name__}/verdict", [r.verdict for r in results])
         return [None if r.mask else r.reward for r in results]
@@ -99,16 +108,18 @@ class RlvrReward(_Reward):
     def __call__(
         self, *, completions: Sequence[Any], prompts: Sequence[Any] | None = None, **kwargs: Any
     ) -> list[float | None]:
-        out = shared_client(self.url, self.retry_budget_s).grade(self._items(prompts, completions, kwargs))
-        return self._rewards(out.results, kwargs)
+        client = shared_client(self.url, self.retry_budget_s)
+        out = client.grade(self._items(prompts, completions, kwargs))
+        return self._rewards(out.results, client.signal_names(self.verifier), kwargs)
 
 
 class AsyncRlvrReward(_Reward):
     async def __call__(
         self, *, completions: Sequence[Any], prompts: Sequence[Any] | None = None, **kwargs: Any
     ) -> list[float | None]:
-        out = await shared_async_client(self.url, self.retry_budget_s).grade(self._items(prompts, completions, kwargs))
-        return self._rewards(out.results, kwargs)
+        client = shared_async_client(self.url, self.retry_budget_s)
+        out = await client.grade(self._items(prompts, completions, kwargs))
+        return self._rewards(out.results, await client.signal_names(self.verifier), kwargs)
 
 
 def completion_text(completion: str | dict[str, Any] | Sequence[Any]) -> str:

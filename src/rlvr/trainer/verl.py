@@ -13,9 +13,12 @@
   `verifiers` (data source -> verifier, merged over VERIFIERS) names for its `data_source`, else
   `verifier=` from the reward kwargs; a sample with none of them is an error.
 - `solution_str` is the response only (verl decodes it without the prompt).
-- Every sample answers the same keys: `score`, `acc` (1.0 for a correct verdict) and
-  `masked`. verl has no per-sample mask, so a masked item (the grader failed) scores 0.0
-  with `masked: 1.0`, which verl logs; filter on it to see grader failures.
+- Every sample answers the same keys: `score`, `acc` (1.0 for a correct verdict),
+  `masked`, and `rlvr_signal_<name>` (1.0 where the item raised the signal) for every
+  signal of every verifier the service has (`GET /v1/verifiers`), so verl's per-key
+  means are each signal's rate in the step. verl has no per-sample mask, so a masked
+  item (the grader failed) scores 0.0 with `masked: 1.0`, which verl logs; filter on it
+  to see grader failures.
 - verl's reward loop awaits `compute_score_async` for many samples at once, each a
   single-item request over a shared keep-alive client.
 """
@@ -32,6 +35,7 @@ from rlvr.results import GradeResult
 from rlvr.trainer.clients import shared_async_client, shared_client
 
 URL_ENV = "RLVR_URL"
+SIGNAL_PREFIX = "rlvr_signal_"
 
 # Well-known data sets (the names verl's examples give `data_source`). The reward kwarg
 # is `verifiers`, not `data_sources`: verl merges reward kwargs over the call's own, and
@@ -51,16 +55,18 @@ def compute_score(
     data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None = None, **kwargs: Any
 ) -> dict[str, float]:
     item = grade_item(data_source, solution_str, ground_truth, extra_info, kwargs)
-    [result] = shared_client(rlvr_url(kwargs), retry_budget(kwargs)).grade([item]).results
-    return score_dict(result)
+    client = shared_client(rlvr_url(kwargs), retry_budget(kwargs))
+    [result] = client.grade([item]).results
+    return score_dict(result, client.signal_names())
 
 
 async def compute_score_async(
     data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None = None, **kwargs: Any
 ) -> dict[str, float]:
     item = grade_item(data_source, solution_str, ground_truth, extra_info, kwargs)
-    [result] = (await shared_async_client(rlvr_url(kwargs), retry_budget(kwargs)).grade([item])).results
-    return score_dict(result)
+    client = shared_async_client(rlvr_url(kwargs), retry_budget(kwargs))
+    [result] = (await client.grade([item])).results
+    return score_dict(result, await client.signal_names())
 
 
 def compute_score_batch(
@@ -75,7 +81,9 @@ def compute_score_batch(
     items = [
         grade_item(*sample, kwargs) for sample in zip(data_sources, solution_strs, ground_truths, infos, strict=True)
     ]
-    return [score_dict(r) for r in shared_client(rlvr_url(kwargs), retry_budget(kwargs)).grade(items).results]
+    client = shared_client(rlvr_url(kwargs), retry_budget(kwargs))
+    names = client.signal_names()
+    return [score_dict(r, names) for r in client.grade(items).results]
 
 
 def rlvr_url(kwargs: Mapping[str, Any]) -> str | None:
@@ -118,10 +126,12 @@ def grade_item(
     return item
 
 
-def score_dict(result: GradeResult) -> dict[str, float]:
+def score_dict(result: GradeResult, signal_names: Sequence[str] = ()) -> dict[str, float]:
+    """The sample's dict: its score, and one 0/1 entry per name in `signal_names`."""
+    signals = {f"{SIGNAL_PREFIX}{name}": float(name in result.signals) for name in signal_names}
     if result.mask:
-        return {"score": 0.0, "acc": 0.0, "masked": 1.0}
-    return {"score": result.reward, "acc": float(result.verdict == "correct"), "masked": 0.0}
+        return {"score": 0.0, "acc": 0.0, "masked": 1.0, **signals}
+    return {"score": result.reward, "acc": float(result.verdict == "correct"), "masked": 0.0, **signals}
 
 
 def _label(value: Any) -> Any:
