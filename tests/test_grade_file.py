@@ -52,6 +52,20 @@ def test_a_mixed_file(live_server: str, tmp_path: Path, capsys: pytest.CaptureFi
     for name in ("math", "format", "crashy", "p99 ms"):
         assert name in table
     assert "incorrect 1" in table  # math's verdicts
+    assert "signals" not in table  # none raised: no table of them
+
+
+def test_the_summary_counts_each_signal(live_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hedges = ["\\boxed{3} or \\boxed{4}", "it is 4, or maybe \\boxed{3} or \\boxed{4}"]
+    lines = [{"completion": c, "answer": "4"} for c in [*hedges, "\\boxed{4}", "<think>\\boxed{4}</think>Done."]]
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert grade([str(src), "-o", str(out), "--url", live_server, *FLAGS]) == 0
+    assert [r["signals"] for r in read(out)] == [["hedge"], ["hedge"], [], ["answer_in_thinking_only"]]
+    table = capsys.readouterr().err
+    rows = [line.replace("│", " ").split() for line in table.splitlines()]
+    assert ["math", "hedge", "2", "50.0%"] in rows, table
+    assert ["math", "answer_in_thinking_only", "1", "25.0%"] in rows, table
 
 
 def test_resume_after_a_stop_mid_write(live_server: str, tmp_path: Path) -> None:

@@ -78,6 +78,8 @@ class VerifierSummary:
     reward_sum: float = 0.0
     masked: int = 0
     verdicts: Counter[str] = field(default_factory=Counter)
+    # Items that raised each signal (a result's `signals`).
+    signals: Counter[str] = field(default_factory=Counter)
     latency_bins: list[int] = field(default_factory=lambda: [0] * LATENCY_BINS)
 
     def add(self, result: dict[str, Any]) -> None:
@@ -85,6 +87,7 @@ class VerifierSummary:
         self.reward_sum += float(result["reward"])
         self.masked += bool(result["mask"])
         self.verdicts[str(result["verdict"])] += 1
+        self.signals.update(str(name) for name in result.get("signals") or ())
         ms = max(LATENCY_MIN_MS, float(result.get("elapsed_ms", 0.0)))
         self.latency_bins[min(LATENCY_BINS - 1, int(math.log(ms / LATENCY_MIN_MS, LATENCY_BIN_RATIO)))] += 1
 
@@ -141,6 +144,9 @@ def run_grade(args: argparse.Namespace) -> int:
             out.flush()
             progress.update(task, completed=lines[-1])
     console.print(summary_table(summaries))
+    signals = signals_table(summaries)
+    if signals is not None:
+        console.print(signals)
     return 0
 
 
@@ -250,4 +256,17 @@ def summary_table(summaries: dict[str, VerifierSummary]) -> Table:
         mean = s.reward_sum / s.count if s.count else 0.0
         p50, p99 = s.percentile_ms(0.5), s.percentile_ms(0.99)
         table.add_row(name, str(s.count), f"{mean:.3f}", verdicts, str(s.masked), f"{p50:.1f}", f"{p99:.1f}")
+    return table
+
+
+def signals_table(summaries: dict[str, VerifierSummary]) -> Table | None:
+    """Each signal's count and rate, by verifier; None when no item raised one."""
+    if not any(s.signals for s in summaries.values()):
+        return None
+    table = Table(title="signals: what responses tried against the grader")
+    for column in ("verifier", "signal", "items", "rate"):
+        table.add_column(column, justify="left" if column in ("verifier", "signal") else "right")
+    for name, s in sorted(summaries.items()):
+        for signal, n in s.signals.most_common():
+            table.add_row(name, signal, str(n), f"{n / s.count:.1%}")
     return table
