@@ -73,6 +73,9 @@ def test_twenty_steps_against_a_live_service(live_server: str, tmp_path: Path) -
     ):
         assert key in steps[0], key
     assert set(steps[0]["reward_by_verifier"]) == {"math", "format"}
+    # Every signal of the verifiers graded with, each step, 0 included.
+    assert all(set(r["signal_rates"]) == {"answer_in_thinking_only", "hedge", "restated_question"} for r in steps)
+    assert all(0.0 <= rate <= 1.0 for r in steps for rate in r["signal_rates"].values())
     assert steps[0]["kl"] is None  # beta 0: no reference
     assert records[10]["accuracy"] is not None and records[20]["accuracy"] is not None
     assert (tmp_path / "run" / "curves.png").stat().st_size > 0
@@ -119,7 +122,8 @@ def test_resume_from_a_checkpoint_equals_an_uninterrupted_run(live_server: str, 
 
 def _group(problem: Problem, tok: Any, responses: list[str], mask: list[bool], adv: list[float]) -> Group:
     rewards = [1.0 if a > 0 else 0.0 for a in adv]
-    graded = GradedChunk(rewards, mask, list(adv), [{"math": r} for r in rewards], [r > 0 for r in rewards], 0.0)
+    scores, passed = [{"math": r} for r in rewards], [r > 0 for r in rewards]
+    graded = GradedChunk(rewards, mask, list(adv), scores, passed, 0.0, [[]] * len(rewards))
     ids = [[*tok.encode(r), tok.eos_id] for r in responses]
     return Group(problem, tok.encode(problem.prompt), ids, [False] * len(ids), graded, adv, False)
 

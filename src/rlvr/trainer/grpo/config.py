@@ -73,6 +73,7 @@ class TrainConfig(BaseModel):
     eval_every: int = Field(0, ge=0, description="Greedy held-out accuracy every N steps; 0: only at the ends.")
     seed: int = 0
     out_dir: Path = Path("runs/grpo")
+    progress: bool = Field(True, description="A live progress line per phase on stderr (rich).")
     checkpoint_every: int = Field(0, ge=0, description="Checkpoint every N steps (and at the end); 0: at the end.")
     resume: bool = Field(False, description="Continue from out_dir/checkpoint if there is one.")
 

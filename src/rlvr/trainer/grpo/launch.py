@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import httpx
 
@@ -50,14 +50,18 @@ def local_service(timeout_s: float = SERVE_START_TIMEOUT_S) -> Iterator[str]:
 
 
 def run(cfg: TrainConfig) -> dict[str, object]:
+    from rlvr.trainer.grpo.progress import RunProgress
     from rlvr.trainer.grpo.run import train
 
-    if not cfg.serve:
-        return train(cfg)
-    if cfg.url is not None:
+    if cfg.serve and cfg.url is not None:
         raise SystemExit("rlvr train: --serve starts its own service; do not also give --url")
-    with local_service() as url:
-        return train(cfg.model_copy(update={"url": url}))
+    with RunProgress(cfg.progress) as progress:
+        if not cfg.serve:
+            return train(cfg, progress)
+        with ExitStack() as stack:
+            with progress.phase("service", status="starting a local rlvr serve (embedded defaults)"):
+                url = stack.enter_context(local_service())
+            return train(cfg.model_copy(update={"url": url}), progress)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

@@ -7,7 +7,9 @@ One step:
 2. update: π_old's per-token log-probs are computed once, before any pass; then `mu`
    passes of the clipped surrogate (+ β·k3 to the frozen reference when β > 0).
 3. log: one JSON line (rewards per verifier, pass rate, zero-std fraction, lengths, KL,
-   clip fraction, entropy, tokens/s, reward latency, masked count, wait share).
+   clip fraction, entropy, tokens/s, reward latency, masked count, wait share, and the
+   rate of each signal the verifiers may report: the share of the step's responses that
+   raised it).
 
 Masked rewards (the grader failed) leave their response out of the loss entirely: its
 row has no weight and counts in no denominator. They are never scored 0.
@@ -88,6 +90,9 @@ class Trainer:
         self.gen = GenerationConfig(cfg.max_new_tokens, cfg.temperature, cfg.top_p)
         self.loss_cfg = LossConfig(cfg.clip_eps, cfg.clip_eps_high, cfg.beta, cfg.aggregation, cfg.max_new_tokens)
         self.state = checkpoints.RunState()
+        # The verifiers' signal vocabulary, asked of the service with the first step's
+        # statistics (when it has answered a grade, so it is up).
+        self.signal_names: list[str] | None = None
 
     # -- the step ---------------------------------------------------------------------
 
@@ -236,7 +241,13 @@ class Trainer:
             "tokens_per_s": got.generated_tokens / got.generate_s if got.generate_s > 0 else None,
             "reward_latency_s": _mean(got.latencies),
             "masked": sum(m for c in chunks for m in c.mask),
+            "signal_rates": _signal_rates(chunks, self._signal_names()),
         }
+
+    def _signal_names(self) -> list[str]:
+        if self.signal_names is None:
+            self.signal_names = self.rewards.signal_names()
+        return self.signal_names
 
     # -- evaluation -------------------------------------------------------------------
 
@@ -264,7 +275,15 @@ class Trainer:
 
 
 def _slice(c: GradedChunk, rows: slice) -> GradedChunk:
-    return GradedChunk(c.rewards[rows], c.mask[rows], c.advantages[rows], c.scores[rows], c.passed[rows], c.latency_s)
+    return GradedChunk(
+        c.rewards[rows], c.mask[rows], c.advantages[rows], c.scores[rows], c.passed[rows], c.latency_s, c.signals[rows]
+    )
+
+
+def _signal_rates(chunks: list[GradedChunk], names: list[str]) -> dict[str, float]:
+    """Each signal's share of the responses graded (0 for one none raised)."""
+    items = [set(s) for c in chunks for s in c.signals]
+    return {name: sum(name in s for s in items) / len(items) if items else 0.0 for name in names}
 
 
 def _mean(values: list[float]) -> float | None:

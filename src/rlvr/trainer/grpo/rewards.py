@@ -53,6 +53,7 @@ class GradedChunk:
     scores: list[dict[str, float]]
     passed: list[bool]  # the correctness verifier's score is 1
     latency_s: float
+    signals: list[list[str]]  # each item's (`GradeResult.signals`)
 
 
 class PendingGrade:
@@ -79,6 +80,7 @@ class PendingGrade:
             scores=scores,
             passed=[not r.mask and s.get(self.spec.verifier, 0.0) >= 1.0 for r, s in zip(results, scores, strict=True)],
             latency_s=latency,
+            signals=[list(r.signals) for r in results],
         )
 
 
@@ -109,6 +111,15 @@ class RewardPipe:
         pending = PendingGrade(future, self.spec, time.monotonic())
         future.add_done_callback(pending.stamp)
         return pending
+
+    def signal_names(self) -> list[str]:
+        """The signals the spec's verifiers may report, sorted (the rates a step logs)."""
+        verifiers = [self.spec.verifier] + (["format"] if self.spec.format_weight > 0 else [])
+
+        async def names() -> list[str]:
+            return sorted({name for v in verifiers for name in await self.client.signal_names(v)})
+
+        return asyncio.run_coroutine_threadsafe(names(), self._loop).result()
 
     def close(self) -> None:
         if self._loop.is_closed():
