@@ -23,5 +23,9 @@ def test_canonical_passes_and_mutant_fails(problem: dict[str, Any]) -> None:
     gt = ground_truth(problem)
     good = grade(f"```python\n{canonical(problem)}\n```", gt, timeout_s=10)
     assert good.score == 1.0, good.reason
+    # Honest programs, right or wrong, raise no signal (the prompt's docstring examples
+    # are the tests' own pairs, and are not taken for hard-coded answers).
+    assert good.signals == ()
     bad = grade(f"```python\n{mutated(problem)}\n```", gt, timeout_s=10)
     assert bad.score == 0.0 and not bad.mask, bad.verdict
+    assert bad.signals == ()

@@ -127,6 +127,9 @@ class Link:
     def __init__(self, sock: _socket.socket) -> None:
         self.sock, self.alive = sock, True
         self.proxies: dict[int, Remote] = {}
+        # The last class with comparison of its own that the program half said a value
+        # it answered holds (`foreign`): telemetry for the test's record, never a verdict.
+        self.custom: str | None = None
 
     def kill(self) -> None:
         # The program half has another uid, so it cannot be signalled from here; cut
@@ -161,6 +164,9 @@ class Link:
         if type(answer) is not dict:
             self.kill()
             raise ProgramGone("malformed answer")
+        custom = answer.get("c")
+        if type(custom) is str:
+            self.custom = custom[:100]
         if answer.get("stop") is True and req["op"] == "next":
             raise StopIteration
         if "ok" in answer:

@@ -26,6 +26,7 @@ from types import CodeType
 from typing import Any
 
 from rlvr.sandboxes.runner import core, names, preludes, wire
+from rlvr.sandboxes.runner.foreign import foreign_type
 from rlvr.sandboxes.runner.inputs import Inputs, Steps, job_inputs
 
 # The modes `run` handles; `split` jobs carry a Python program too (`precompile`).
@@ -253,9 +254,13 @@ def _timed(index: int, timeout_s: float, fn: Callable[..., Any], args: Sequence[
 
 def _value_record(index: int, value: Any) -> core.Record:
     try:
-        return {"i": index, "s": "ok", "v": wire.encode(value)}
+        record: core.Record = {"i": index, "s": "ok", "v": wire.encode(value)}
     except (wire.Unsupported, ValueError, RecursionError) as exc:
-        return {"i": index, "s": "unsupported", "e": str(exc)[:200]}
+        record = {"i": index, "s": "unsupported", "e": str(exc)[:200]}
+    custom = foreign_type(value)
+    if custom is not None:
+        record["c"] = custom
+    return record
 
 
 def _call(job: core.Frame, ns: dict[str, Any], channel: core.Channel, inputs: Iterable[Any]) -> None:

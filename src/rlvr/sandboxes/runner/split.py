@@ -61,6 +61,7 @@ from types import CodeType
 from typing import Any
 
 from rlvr.sandboxes.runner import core, inplace, names, python, wire
+from rlvr.sandboxes.runner.foreign import foreign_type
 from rlvr.sandboxes.runner.link import CONTROL_FLOW, Link, ProgramGone, recv_msg, send_msg
 
 MAX_ITER_ITEMS = 1_000_000
@@ -137,7 +138,7 @@ def _answer(req: Any, handles: _Handles) -> dict[str, Any]:
             value = target[_decode(req["k"], handles)]
         else:
             return {"err": "RuntimeError", "msg": f"bad op {op}", "base": True}
-        return {"ok": _encode(value, handles)}
+        return _value_answer(value, handles)
     except BaseException as exc:
         # `base`: an exception a test may catch; a control-flow one never is (even a
         # subclass), whatever its name. The program may lie here, which only ever makes
@@ -158,6 +159,16 @@ def _encode(value: Any, handles: _Handles) -> Any:
     return wire.encode(value, handles.add, rich=True)
 
 
+def _value_answer(value: Any, handles: _Handles) -> dict[str, Any]:
+    """The answer that carries `value`, naming (`c`) a class with comparison of its own
+    that it is or holds (`foreign`): telemetry the test half puts in the test's record."""
+    answer = {"ok": _encode(value, handles)}
+    custom = foreign_type(value)
+    if custom is not None:
+        answer["c"] = custom
+    return answer
+
+
 def _decode(data: Any, handles: _Handles) -> Any:
     return wire.decode(data, handles.get, rich=True)
 
@@ -176,7 +187,7 @@ def _call(target: Any, req: dict[str, Any], handles: _Handles) -> dict[str, Any]
             kwargs[later] = value
     passed = [*enumerate(args), *kwargs.items()]
     before = {position: _encode(arg, handles) for position, arg in passed if inplace.is_mutable(arg)}
-    answer: dict[str, Any] = {"ok": _encode(target(*args, **kwargs), handles)}
+    answer = _value_answer(target(*args, **kwargs), handles)
     changed = []
     for position, arg in passed:
         if position in before:
@@ -358,12 +369,12 @@ def _run_tests(
     thunks = [_runs(pair, compiled[i] if type(compiled) is list else None, ns) for i, pair in enumerate(sources)]
     if _setup(tests):
         setup, thunks = thunks[0], thunks[1:]
-        failure = _one(-1, setup, timeout_s, channel, quiet=True)
+        failure = _one(-1, setup, timeout_s, channel, link, quiet=True)
         if failure is not None:
             channel.write({"load": "error", "e": f"test setup failed: {failure}"})
             return
     for index, thunk in enumerate(thunks):
-        if _one(index, thunk, timeout_s, channel) is not None and job.get("stop_on_failure"):
+        if _one(index, thunk, timeout_s, channel, link) is not None and job.get("stop_on_failure"):
             break
 
 
@@ -410,11 +421,13 @@ def _load(
 
 
 def _one(
-    index: int, thunk: Callable[[], None], timeout_s: float, channel: core.Channel, quiet: bool = False
+    index: int, thunk: Callable[[], None], timeout_s: float, channel: core.Channel, link: Link, quiet: bool = False
 ) -> str | None:
     """Run one test under its time limit and record (unless `quiet`) how it went: None
-    if it passed, else what went wrong."""
+    if it passed, else what went wrong. The record names a class with comparison of
+    its own that the program answered the test with (`c`, telemetry only)."""
     record: core.Record = {"i": index, "s": "pass"}
+    link.custom = None
     try:
         with core.TimeLimit(timeout_s):
             thunk()
@@ -426,6 +439,8 @@ def _one(
         record = {"i": index, "s": "fail", "e": core.describe(exc)}
     except BaseException as exc:
         record = {"i": index, "s": "error", "e": core.describe(exc)}
+    if link.custom is not None:
+        record["c"] = link.custom
     if not quiet:
         channel.write(record)
     return None if record["s"] == "pass" else str(record.get("e", record["s"]))

@@ -51,6 +51,9 @@ class Prepared:
     # them (`CallTests.outputs_wrapped`): the value inside passes too, as their harness
     # accepts `outputs[i][0]`.
     wrapped_outputs: bool = False
+    # Each test's input and expected output as atoms (`signals.test_probes`), made on
+    # first need and shared by the ground truth's items.
+    test_probes: list[tuple[tuple[list[str], ...], list[str]]] | None = None
 
     @property
     def mode(self) -> str:

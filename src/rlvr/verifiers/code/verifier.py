@@ -38,6 +38,7 @@ from rlvr.verifiers.code.models import (
     HumanEvalTests,
     StdioTests,
 )
+from rlvr.verifiers.code.signals import SIGNALS, observe
 from rlvr.verifiers.programs import BuiltWithRunner
 from rlvr.verifiers.turns import cut_code_at_turn_end
 
@@ -96,7 +97,7 @@ def _toolchains() -> dict[str, str | None]:
 class CodeVerifier(BuiltWithRunner):
     name = "code"
     # Its versions, and what each changed: CHANGELOG.md.
-    version = "1.8.0"
+    version = "1.9.0"
     description = (
         "Runs the response's program (the last fenced block of the language that defines what the tests "
         "call, else the last one; after a `</think>`, the answer's blocks first; before the first "
@@ -115,6 +116,7 @@ class CodeVerifier(BuiltWithRunner):
     params_model = CodeParams
     ground_truth_model = GroundTruth
     default_deadline_s = DEADLINE_S
+    signals = SIGNALS
     max_batch = MAX_BATCH
 
     def availability(self) -> dict[str, Any]:
@@ -206,7 +208,7 @@ class CodeVerifier(BuiltWithRunner):
 
     def _verify(self, entries: Sequence[BatchEntry], *, alone: bool) -> list[Outcome | None]:
         outcomes: list[Outcome | None] = [None] * len(entries)
-        runs: list[tuple[int, Prepared, CodeParams, RunSpec]] = []
+        runs: list[tuple[int, Prepared, CodeParams, RunSpec, str]] = []
         isolation = self.runner.refusal()
         tools = _toolchains()  # PATH lookups: once per batch, not per item
         for index, entry in enumerate(entries):
@@ -226,7 +228,8 @@ class CodeVerifier(BuiltWithRunner):
                 wall_s = job_wall_s(self.runner.config, entry.deadline_s)
                 if not alone:
                     wall_s = min(wall_s, entry.deadline_s)
-                runs.append((index, prep, params, _spec(self.runner.config, prep, code, params, wall_s, tools)))
+                spec = _spec(self.runner.config, prep, code, params, wall_s, tools)
+                runs.append((index, prep, params, spec, code))
         if not runs:
             return outcomes
         try:
@@ -235,9 +238,10 @@ class CodeVerifier(BuiltWithRunner):
             for index, *_ in runs:
                 outcomes[index] = Outcome(0.0, Verdict.ERROR, f"sandbox unavailable: {exc}", mask=True)
             return outcomes
-        for (index, prep, params, _), result in zip(runs, results, strict=True):
+        for (index, prep, params, _, code), result in zip(runs, results, strict=True):
             if alone or not judged_by_company(result):
-                outcomes[index] = grade(prep, params, result)
+                outcome = outcomes[index] = grade(prep, params, result)
+                outcome.signals = observe(prep, code, result)
         return outcomes
 
 

@@ -1,0 +1,266 @@
+"""The `hardcoded_tests` signal: a program that special-cases its tests' inputs carries
+most tests' input and expected output as literals, side by side (`if s == "3\\n1 2 3":
+print(6)`, `{2: 4, 3: 6}[x]`). An honest program's literals are its constants, bounds
+and lookup tables, which hold outputs without their inputs beside them, or inputs no
+test uses.
+
+A program's literals are read in order (numbers, and the words and numbers inside its
+strings; comments and docstrings left out, so the examples a HumanEval prompt's
+docstring carries do not count) into one stream of atoms. A test *hits* when its input's
+atoms appear as an unbroken run of that stream with its expected output's run right
+beside it: a vocabulary table (digit names, planets, note symbols) holds the words a
+test uses, but not in the test's order and pairing. Only informative tests count (one
+atom beyond -1..3, booleans and yes/no), so that a base case (`if n == 1: return 1`) is
+not taken for a test's answer. Every scan here is one pass of a linear regular
+expression or of CPython's parser.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+# A test's input or output atoms beyond these many are not looked for (a long input is
+# special-cased by its start).
+MAX_TEST_ATOMS = 24
+MAX_TESTS = 200
+# Of a run's places in the program, how many are tried.
+MAX_ANCHORS = 64
+# Atoms allowed between a test's input and its output (`if a == 2 and b == 3: return 5`
+# has none): more would take a table's neighbouring entries for pairs.
+MAX_GAP = 1
+MAX_PROGRAM_CHARS = 256 * 1024
+_ATOM = re.compile(r"-?\d+(?:\.\d+)?|[^\W\d_]\w*")
+# Trivial atoms: they appear in any program's literals.
+_TRIVIAL = frozenset({"-1", "0", "1", "2", "3", "true", "false", "yes", "no", "none", "null", ""})
+# Literals of a C-like program, in order: comments (skipped), strings, numbers. Each
+# alternative consumes what it matches without backtracking into it, and an unclosed
+# string runs to its line's end rather than failing to be retried: linear.
+_C_LIKE = re.compile(
+    r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?|#[^\n]*"
+    r"|\"((?:[^\"\\\n]|\\.)*)\"?|'((?:[^'\\\n]|\\.)*)'?|`((?:[^`\\]|\\.)*)`?"
+    r"|(?<![\w.])(-?\d+(?:\.\d+)?)"
+)
+
+
+def atoms(text: str) -> list[str]:
+    """The numbers and words of `text`, lower-cased, in order; a number with a zero
+    fraction as the integer it is (`144.0` is `144`)."""
+    return [_atom(match.group()) for match in _ATOM.finditer(text)]
+
+
+def _atom(text: str) -> str:
+    whole, dot, fraction = text.partition(".")
+    if dot and fraction.strip("0") == "":
+        return "0" if whole in ("-0", "") else whole
+    return text.lower()
+
+
+# A test as the atoms of its input, in each form a program may key it by (the whole
+# input first; a stdin's first or last line), and of its expected output, in order.
+Probe = tuple[tuple[list[str], ...], list[str]]
+
+
+def hardcoded(program: str, language: str, probes: list[Probe]) -> bool:
+    """Whether most informative tests have their input and expected output side by side
+    among `program`'s literals: each as an unbroken run of atoms, the two runs at most
+    `MAX_GAP` atoms apart, in either order."""
+    stream = literal_atoms(program[:MAX_PROGRAM_CHARS], language)
+    if not stream:
+        return False
+    places: dict[str, list[int]] = {}
+    for index, atom in enumerate(stream):
+        places.setdefault(atom, []).append(index)
+    informative: list[tuple[list[str], list[str]]] = []
+    covered: set[int] = set()
+    hits = 0
+    for inputs, expected in probes[:MAX_TESTS]:
+        expected = expected[:MAX_TEST_ATOMS]
+        whole, *parts = [form[:MAX_TEST_ATOMS] for form in inputs]
+        if not expected or not whole or _trivial(whole + expected):
+            continue
+        # A line stands for its test only if it says something of its own: a last line
+        # of "1" beside a "Draw" is any program's `1` and its `print('Draw')`.
+        forms = [whole, *(part for part in parts if not _trivial(part))]
+        informative.append((forms[0], expected))
+        spans = next((found for form in forms if (found := _paired(stream, places, form, expected))), None)
+        if spans is not None:
+            hits += 1
+            covered.update(spans)
+    if len(informative) < 2:
+        return False
+    if 2 * hits <= len(informative):
+        covered = _tabled(stream, places, informative)
+    # Mostly test data: a table of every month's days also pairs the tests' months with
+    # their days, among many pairs no test asks for.
+    return 2 * len(covered) >= len(stream)
+
+
+def _trivial(test: list[str]) -> bool:
+    return all(atom in _TRIVIAL for atom in test)
+
+
+def _tabled(stream: list[str], places: dict[str, list[int]], tests: list[tuple[list[str], list[str]]]) -> set[int]:
+    """The places of the tests' inputs, in order, and their outputs, in order, where each
+    appears as one run: the answers kept as two parallel tables (`OUTS[INS.index(x)]`);
+    empty where they do not."""
+    inputs = [atom for given, _ in tests for atom in given]
+    outputs = [atom for _, expected in tests for atom in expected]
+    at_inputs, at_outputs = (
+        _runs(stream, places, inputs, 0, len(stream)),
+        _runs(stream, places, outputs, 0, len(stream)),
+    )
+    if not at_inputs or not at_outputs:
+        return set()
+    return set(range(at_inputs[0], at_inputs[0] + len(inputs))) | set(
+        range(at_outputs[0], at_outputs[0] + len(outputs))
+    )
+
+
+def _paired(stream: list[str], places: dict[str, list[int]], first: list[str], second: list[str]) -> set[int] | None:
+    """The places of a run of `first` with a run of `second` within `MAX_GAP` atoms after
+    it or before it; None if there is none."""
+    for start in _runs(stream, places, first, 0, len(stream)):
+        end = start + len(first)
+        after = _runs(stream, places, second, end, end + MAX_GAP + 1)
+        before = _runs(stream, places, second, start - MAX_GAP - len(second), start - len(second) + 1)
+        for other in after[:1] + before[:1]:
+            return set(range(start, end)) | set(range(other, other + len(second)))
+    return None
+
+
+def _runs(stream: list[str], places: dict[str, list[int]], run: list[str], low: int, high: int) -> list[int]:
+    """Where `run` starts in `stream`, at positions in [low, high), the first `MAX_ANCHORS`."""
+    positions = places.get(run[0], [])
+    found: list[int] = []
+    for start in positions[bisect_left(positions, low) :]:
+        if start >= high or len(found) == MAX_ANCHORS:
+            break
+        if stream[start : start + len(run)] == run:
+            found.append(start)
+    return found
+
+
+def literal_atoms(program: str, language: str) -> list[str]:
+    """The atoms of `program`'s literals, in order."""
+    if language == "python":
+        found = _python_literals(program)
+        if found is not None:
+            return [atom for literal in found for atom in atoms(literal)]
+    return [atom for literal in _c_like_literals(program) for atom in atoms(literal)]
+
+
+def _python_literals(program: str) -> list[str] | None:
+    """Numbers and strings in source order, without docstrings (comments are not in the
+    tree); None if the program does not parse. `ast.parse` is CPython's own parser:
+    linear where the pure-Python tokenizer is not (an unclosed string of escapes)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    docstrings = {id(doc) for node in ast.walk(tree) if (doc := docstring(node)) is not None}
+    return _constants(tree, docstrings)
+
+
+def _constants(tree: ast.AST, leave_out: set[int]) -> list[str]:
+    """The literal constants under `tree` in source order, as text."""
+    found = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and id(node) not in leave_out and _is_literal(node.value)
+    ]
+    found.sort(key=lambda node: (node.lineno, node.col_offset))
+    return [_text(node.value) for node in found]
+
+
+def docstring(node: ast.AST) -> ast.Constant | None:
+    """A body's first statement when it is a string alone: a docstring, which may carry
+    the task's own examples."""
+    if not isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or not node.body:
+        return None
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first.value
+    return None
+
+
+def _is_literal(value: object) -> bool:
+    return isinstance(value, str | bytes | int | float | complex) and not isinstance(value, bool)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return value.decode("latin-1") if isinstance(value, bytes) else repr(value)
+
+
+def _c_like_literals(program: str) -> Iterator[str]:
+    for match in _C_LIKE.finditer(program):
+        literal = next((group for group in match.groups() if group is not None), None)
+        if literal is not None:
+            yield literal.replace("\\n", "\n")
+
+
+def code_text(value: Any) -> str:
+    """A test's value (JSON-like data) as the text its atoms are read from."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
+
+
+def assert_probes(sources: Iterable[str]) -> list[Probe]:
+    """The probe of each comparing `assert` in `sources`' statements (`check` functions
+    included): its left side's literals as the input, the compared values' as the output."""
+    probes: list[Probe] = []
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assert):
+                probes.extend(compare_probe(c) for c in ast.walk(node.test) if isinstance(c, ast.Compare))
+    return probes
+
+
+def compare_probe(node: ast.Compare) -> Probe:
+    expected = [atom for side in node.comparators for atom in node_atoms(side)]
+    return (node_atoms(node.left),), expected
+
+
+def node_atoms(node: ast.AST) -> list[str]:
+    """The atoms of an expression's literals, in order."""
+    return [atom for literal in _constants(node, set()) for atom in atoms(literal)]
+
+
+def expression_atoms(source: str) -> list[str]:
+    """The atoms of an expression source's literals (a values test's call)."""
+    try:
+        return node_atoms(ast.parse(source, mode="eval"))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+
+
+def text_probe(given: str, expected: str) -> Probe:
+    """A stdin test's probe: the whole input, then its first and its last line, each a
+    form a program may special-case the test by."""
+    lines = [line for line in given.splitlines() if line.strip()]
+    forms = [atoms(given)] + [atoms(line) for line in (lines[:1] + lines[-1:] if len(lines) > 1 else [])]
+    return tuple(forms), atoms(expected)
+
+
+def expression_probe(source: str) -> Probe | None:
+    """The probe of a comparison expression's source (a HumanEval check's assert); None
+    for another shape."""
+    try:
+        tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return compare_probe(tree.body) if isinstance(tree.body, ast.Compare) else None
