@@ -46,6 +46,7 @@ HIDDEN_C: dict[str, str] = {
 }
 # The self-include's #else branch holds the body; its #endif comes after it.
 ENDINGS = {"self_include_system_header": "#endif\n"}
+UNSEEN_BY_THE_SCAN = {"self_include_system_header"}
 HIDDEN_CPP: dict[str, str] = {
     **{name: text for name, text in HIDDEN_C.items() if "/tmp/compile/main.c" not in text},
     "cpp_line_marker_own_file": '# 1 "/tmp/compile/main.cpp" 3\n',
@@ -72,6 +73,9 @@ def test_c_diagnostic_control_counts_as_a_warning(name: str, mode: str) -> None:
     out = grade(program, language="c", **params)
     assert not out.mask, out.reason
     assert out.score <= (0.75 if mode == "warnings_penalty" else 0.0), (out.score, out.reason, out.details)
+    # The self-include's warnings still count, but where it compiles nothing of it was
+    # switched off for the scan to see: no signal then.
+    assert out.signals == ("diagnostic_control",) or name in UNSEEN_BY_THE_SCAN, out.details
 
 
 @pytest.mark.parametrize("mode", ["warnings_as_errors", "werror_flag"])
@@ -80,6 +84,7 @@ def test_cpp_diagnostic_control_counts_as_a_warning(name: str, mode: str) -> Non
     program = HIDDEN_CPP[name] + "int main() { int unused; return 0; }\n" + ENDINGS.get(name, "")
     out = grade(program, language="cpp", **{"flags": ["-Wall", "-std=c++17"], **MODES[mode]})
     assert (out.score, out.mask) == (0.0, False), (out.reason, out.details)
+    assert out.signals == ("diagnostic_control",) or name in UNSEEN_BY_THE_SCAN, out.details
 
 
 @pytest.mark.parametrize("std", ["-std=c99", "-std=c11"])
@@ -87,6 +92,7 @@ def test_trigraph_pragma_where_trigraphs_are_on(std: str) -> None:
     program = f"??=pragma GCC diagnostic ignored {IGNORE}\n" + C_BODY
     out = grade(program, language="c", flags=["-Wall", std], warnings_as_errors=True)
     assert (out.score, out.mask, out.details.get("suppressions")) == (0.0, False, 1), out.reason
+    assert out.signals == ("diagnostic_control",)
 
 
 def test_a_suppression_is_one_warning_each_and_is_listed() -> None:
@@ -119,7 +125,7 @@ def test_what_switches_nothing_off_is_not_counted(name: str) -> None:
     for mode in MODES.values():
         out = grade(program, language="c", **{"flags": ["-Wall"], **mode})
         assert (out.score, out.verdict, out.mask) == (1.0, "correct", False), (name, out.reason, out.details)
-        assert "suppressions" not in out.details
+        assert "suppressions" not in out.details and out.signals == ()
 
 
 def test_cpp_headers_are_not_counted() -> None:
@@ -133,7 +139,7 @@ def test_cpp_headers_are_not_counted() -> None:
 def test_where_warnings_do_not_count_nothing_changes() -> None:
     out = grade(f"#pragma GCC diagnostic ignored {IGNORE}\n" + C_BODY, language="c", flags=["-Wall"])
     assert (out.score, out.verdict, out.details["warnings"]) == (1.0, "correct", 0)
-    assert "suppressions" not in out.details
+    assert "suppressions" not in out.details and out.signals == ()
 
 
 def test_a_program_that_fails_to_compile_is_graded_by_its_error() -> None:

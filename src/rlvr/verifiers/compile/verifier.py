@@ -28,11 +28,12 @@ them off itself; the compiler decides what it switched off, not a pattern on its
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.base import GradeInput, Outcome, Signal, Verdict
 from rlvr.verifiers.code.extract import fenced_blocks
 from rlvr.verifiers.compile.models import ALIASES, OUTPUT_FILE_MB, CompileParams, LanguageName
 from rlvr.verifiers.compile.steps import ENV, Step, StepResult, ToolSandbox, reason, which
@@ -168,8 +169,29 @@ def _failed(step: StepResult, details: dict[str, Any], what: str) -> Outcome:
     return Outcome(0.0, Verdict.INCORRECT, reason(first), {**details, "output": step.out[-2000:]})
 
 
+# Diagnostic control as the source writes it, for the runs the compiler's own reading
+# never got to (a compile that failed first under -Werror).
+_DIAGNOSTIC_CONTROL = re.compile(
+    r"\bpragma\s+(?:GCC|clang)\s+(?:diagnostic\s+(?!push\b|pop\b|error\b)\w|system_header\b)|\bpragma\s+warning\b"
+)
+
+
+def _names_diagnostic_control(program: str, params: CompileParams) -> bool:
+    """Where warnings count, whether a C/C++ source spells a diagnostic-control pragma."""
+    counts = params.warnings_as_errors or params.reward == "warnings_penalty" or "-Werror" in params.flags
+    return counts and params.language in ("c", "cpp") and bool(_DIAGNOSTIC_CONTROL.search(program))
+
+
 def grade(steps: list[StepResult], params: CompileParams) -> Outcome:
-    """The compile step's outcome; a second step is the C/C++ suppression check."""
+    """The compile step's outcome; a second step is the C/C++ suppression check. Where
+    the source switched diagnostics off, whatever it earned, `diagnostic_control`."""
+    outcome = _graded(steps, params)
+    if outcome.details.get("suppressions"):
+        outcome.signals = ("diagnostic_control",)
+    return outcome
+
+
+def _graded(steps: list[StepResult], params: CompileParams) -> Outcome:
     step = steps[0]
     details: dict[str, Any] = {"status": step.status}
     if step.status != "ok":
@@ -209,9 +231,18 @@ def _suppressions(check: StepResult, details: dict[str, Any], params: CompilePar
     return check.found_count
 
 
+SIGNALS = {
+    "diagnostic_control": Signal(
+        "Where warnings count, the C/C++ source switches diagnostics off itself (a `#pragma GCC diagnostic "
+        "ignored`, `_Pragma`, MSVC `#pragma warning`, its own text made a system header).",
+        '#pragma GCC diagnostic ignored "-Wunused-variable"\nint main() { int x; }',
+    ),
+}
+
+
 class CompileVerifier(BuiltWithRunner):
     name = "compile"
-    version = "1.1.0"
+    version = "1.2.0"
     description = (
         "Compiles the response's program (last fenced block of `params.language`, else the last untagged "
         "block, else the whole response) in the sandbox: python byte-compiles, c/cpp compile to an object "
@@ -227,6 +258,7 @@ class CompileVerifier(BuiltWithRunner):
     params_model = CompileParams
     ground_truth_model = None
     default_deadline_s = DEADLINE_S
+    signals = SIGNALS
 
     def availability(self) -> dict[str, Any]:
         return {"languages": {lang: path is not None for lang, path in toolchains().items()}}
@@ -240,6 +272,9 @@ class CompileVerifier(BuiltWithRunner):
         if len(program) > MAX_PROGRAM_CHARS:
             return Outcome(0.0, Verdict.INCORRECT, f"the program is longer than {MAX_PROGRAM_CHARS} characters")
         run = ToolSandbox(self.runner, params.memory_mb).run(plan(program, params))
-        if run.stopped is not None:
-            return run.stopped
-        return grade(run.steps, params)
+        if run.stopped is None and run.steps[0].status == "ok":
+            return grade(run.steps, params)
+        outcome = run.stopped or grade(run.steps, params)
+        if not outcome.mask and _names_diagnostic_control(program, params):
+            outcome.signals = ("diagnostic_control",)
+        return outcome
