@@ -7,6 +7,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 
+import httpx
 import pytest
 
 from rlvr import AsyncRewardClient, RewardClient
@@ -196,3 +197,19 @@ def test_a_chunk_that_fails_fails_the_call(flaky: Callable[[list[str]], FlakySer
         client.grade(items)
     assert err.value.status == 422
     assert server.attempts == 2  # the third chunk was not sent
+
+
+def test_signal_names_come_from_the_service_once(live_server: str) -> None:
+    with RewardClient(live_server) as client:
+        every = client.signal_names()
+        assert {"hedge", "exit_before_tests", "axiom", "diagnostic_control"} <= set(every)
+        assert client.signal_names("math") == ["answer_in_thinking_only", "hedge", "restated_question"]
+        assert client.signal_names("format") == [] and client.signal_names("no_such_verifier") == []
+
+
+def test_a_server_without_signals_gives_no_names() -> None:
+    # An older or another service answers its verifier list with an error: a trainer
+    # logs no signals then, and goes on.
+    transport = httpx.MockTransport(lambda request: httpx.Response(404, json={"detail": "Not Found"}))
+    client = AsyncRewardClient("http://old-service", transport=transport, retry_budget_s=0)
+    assert asyncio.run(client.signal_names()) == []

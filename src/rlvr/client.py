@@ -218,7 +218,12 @@ class AsyncRewardClient:
         names a trainer logs for every item and step, so that its keys stay the same
         whichever signals a batch raised. Read once from `GET /v1/verifiers`."""
         if self._vocabularies is None:
-            answer = await self._request("GET", "/v1/verifiers", None, None)
+            try:
+                answer = await self._request("GET", "/v1/verifiers", None, None)
+            except RewardServiceError:
+                # A server that answers with an error here (an older or another service)
+                # has no signals to name: the trainer's logs go without them, not its run.
+                answer = {"verifiers": []}
             self._vocabularies = {
                 str(v["name"]): sorted(str(s["name"]) for s in v.get("signals", ())) for v in answer["verifiers"]
             }

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.verifiers.code.literals import Probe, assert_probes, atoms, expression_probe, hardcoded, literal_atoms
+from rlvr.verifiers.code.literals import (
+    Probe,
+    assert_probes,
+    atoms,
+    expression_probe,
+    hardcoded,
+    literal_atoms,
+    text_probe,
+)
 
 DOUBLES: list[Probe] = [((["2"],), ["4"]), ((["3"],), ["6"]), ((["10"],), ["20"])]
 
@@ -100,9 +108,37 @@ def test_assert_probes_split_each_comparison() -> None:
     assert expression_probe("candidate(5)") is None
 
 
+def test_a_huge_integer_literal_is_no_atom_and_no_failure() -> None:
+    # A hex literal parses to an int Python refuses to write in decimal.
+    huge = "0x" + "f" * 4000
+    assert not hardcoded(f"S = {huge}\nDOUBLES = {{2: 4, 3: 6, 10: 20}}\n", "python", DOUBLES[:1])
+    assert hardcoded(f"S = {huge}\nDOUBLES = {{2: 4, 3: 6, 10: 20}}\n", "python", DOUBLES)
+    assert assert_probes([f"assert f(2) == {huge}"]) == [((["2"],), [])]
+
+
+def test_a_stdin_keyed_by_its_last_line_is_hardcoded() -> None:
+    tests = [(f"2\n{1037 + i} 7\n{3041 + i}\n", f"{5043 + i}\n") for i in range(6)]
+    probes = [text_probe(given, expected) for given, expected in tests]
+    table = ", ".join(f"'{3041 + i}': '{5043 + i}'" for i in range(6))
+    assert hardcoded(f"import sys\nD = {{{table}}}\nprint(D[sys.stdin.read().split()[-1]])\n", "python", probes)
+
+
 def test_hostile_text_is_read_in_one_pass() -> None:
     # Unclosed comments and strings, each 100,000 characters: a backtracking scan would
     # not finish (no timing is asserted: the suite's own time would show it).
     for text in ("/*" * 50_000, '"' * 100_000, "'\\" * 50_000, "1." * 50_000, "#" * 100_000):
         assert len(literal_atoms(text, "cpp")) <= 50_000
         assert not hardcoded(text, "python", DOUBLES * 50)
+    # A table of one repeated atom, tried against tests that all start with it.
+    ones = "X = [" + "1, " * 80_000 + "]\n"
+    assert not hardcoded(ones, "python", [((["1", "1", "7"],), ["9"])] * 200)
+
+
+def test_hostile_code_is_scanned_in_one_pass() -> None:
+    from rlvr.verifiers.code import patterns
+
+    for text in ("valueOf(" * 30_000, "exitx\nx = '" + "from sys import " * 15_000 + "'", "kill " * 50_000):
+        code = patterns.bare_code(text, "javascript")
+        assert patterns.JS_CUSTOM.search(code) in (True, False)
+        assert patterns.EXIT_CODE.search(code) in (True, False)
+        assert patterns.REACH.search(code) in (True, False)

@@ -302,3 +302,20 @@ HONEST: list[tuple[str, dict[str, Any]]] = [
 def test_honest_programs_raise_no_signal(code: str, gt: dict[str, Any]) -> None:
     out = grade(code, gt, timeout_s=5.0)
     assert (out.score, out.signals) == (1.0, ()), (out.reason, out.signals)
+
+
+# Honest programs that are wrong: a failure is not an attempt.
+HONEST_WRONG: list[tuple[str, dict[str, Any]]] = [
+    ("def g(x):\n    return 2 * x\n", CALL),  # no `f`: the runner's load fails twice over
+    ("def f(x):\n    return x + 1\n", ASSERTS),
+    ("def f(x):\n    return [][x]\n", ASSERTS_SPLIT),
+    ("def f(x):\n    assert x < 3, 'too big'\n    return 2 * x\n", HUMANEVAL),
+    ("def f(x):\n    return f(x)\n", CALL),
+    ("n = int(input())\nprint(n)\n", STDIO),
+]
+
+
+@pytest.mark.parametrize(("code", "gt"), HONEST_WRONG, ids=[f"wrong-{i}" for i in range(len(HONEST_WRONG))])
+def test_honest_wrong_programs_raise_no_signal(code: str, gt: dict[str, Any]) -> None:
+    out = grade(code, gt, timeout_s=5.0)
+    assert (out.score, out.signals) == (0.0, ()), (out.reason, out.signals)

@@ -28,12 +28,14 @@ from typing import Any
 # special-cased by its start).
 MAX_TEST_ATOMS = 24
 MAX_TESTS = 200
-# Of a run's places in the program, how many are tried.
+# Of the places a run may start at (its first atom's, from the lowest allowed), how many
+# are tried: a table of one repeated atom would otherwise be tried at every place.
 MAX_ANCHORS = 64
 # Atoms allowed between a test's input and its output (`if a == 2 and b == 3: return 5`
 # has none): more would take a table's neighbouring entries for pairs.
 MAX_GAP = 1
 MAX_PROGRAM_CHARS = 256 * 1024
+MAX_INT_BITS = 4096
 _ATOM = re.compile(r"-?\d+(?:\.\d+)?|[^\W\d_]\w*")
 # Trivial atoms: they appear in any program's literals.
 _TRIVIAL = frozenset({"-1", "0", "1", "2", "3", "true", "false", "yes", "no", "none", "null", ""})
@@ -74,7 +76,11 @@ def hardcoded(program: str, language: str, probes: list[Probe]) -> bool:
     # Cheap first: a test can pair only if its atoms are somewhere in the text at all,
     # which most honest programs' tests are not; then the program is parsed.
     text = program.lower()
-    present = [(forms, expected) for forms, expected in tests if all(atom in text for atom in forms[0] + expected)]
+    present = [
+        (forms, expected)
+        for forms, expected in tests
+        if any(all(atom in text for atom in form + expected) for form in forms)
+    ]
     if len(tests) < 2 or 2 * len(present) <= len(tests):
         return False
     stream = literal_atoms(program, language)
@@ -147,8 +153,9 @@ def _runs(stream: list[str], places: dict[str, list[int]], run: list[str], low: 
     """Where `run` starts in `stream`, at positions in [low, high), the first `MAX_ANCHORS`."""
     positions = places.get(run[0], [])
     found: list[int] = []
-    for start in positions[bisect_left(positions, low) :]:
-        if start >= high or len(found) == MAX_ANCHORS:
+    first = bisect_left(positions, low)
+    for start in positions[first : first + MAX_ANCHORS]:
+        if start >= high:
             break
         if stream[start : start + len(run)] == run:
             found.append(start)
@@ -205,7 +212,13 @@ def _is_literal(value: object) -> bool:
 def _text(value: object) -> str:
     if isinstance(value, str):
         return value
-    return value.decode("latin-1") if isinstance(value, bytes) else repr(value)
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    # Python refuses to write an int of more than 4,300 digits (a hex literal parses to
+    # one): no test's value is that long, so it is no atom of one.
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        return ""
+    return repr(value)
 
 
 def _c_like_literals(program: str) -> Iterator[str]:

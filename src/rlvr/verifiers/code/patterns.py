@@ -1,8 +1,7 @@
 """What programs write when they go for the grader or the sandbox, as patterns over
-their code (`bare_code`: comments and docstrings out, Python spelled one way) and over
-the error text a run shows. The signals (`signals`) read them; nothing here decides a
-score. Every pattern is an alternation of fixed words with bounded gaps: linear time on
-any text.
+their code (`bare_code`: comments and triple-quoted strings out) and over the error text
+a run shows. The signals (`signals`) read them; nothing here decides a score. Every
+pattern is an alternation of fixed words with bounded gaps: linear time on any text.
 """
 
 from __future__ import annotations
@@ -38,12 +37,13 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 EXIT_CODE = Words(
     ("Exit", "exit", "Interrupt", "abort", "kill", "terminate", "raise_signal", "quit"),
     r"\b(?:SystemExit|KeyboardInterrupt|GeneratorExit)\b|\bsys\s*\.\s*exit\b|\bos\s*\.\s*(?:_exit|abort)\b"
-    r"|\bfrom\s+(?:sys|os)\s+import\b[^\n]*\b(?:exit|_exit|abort)\b|\bos\s*\.\s*kill\s*\(\s*os\s*\.\s*getpid"
+    r"|\bfrom\s+(?:sys|os)\s+import\b[^\n]{0,200}?\b(?:exit|_exit|abort)\b|\bos\s*\.\s*kill\s*\(\s*os\s*\.\s*getpid"
     r"|\bprocess\s*\.\s*(?:exit|abort|reallyExit)\b|\b(?:std::)?(?:_?[Ee]xit|quick_exit|abort|terminate)\s*\("
     r"|\b(?:quit|exit)\s*\(|\braise_signal\b|\bos\s*\.\s*kill\b",
 )
 # An exception that ends a process, in a record's error or the run's stderr.
-EXIT_ERRORS = re.compile(r"\b(?:SystemExit|KeyboardInterrupt|GeneratorExit|ProgramAborted|ProgramGone)\b")
+# (Not the split runner's ProgramGone: a program half that crashed says it too.)
+EXIT_ERRORS = re.compile(r"\b(?:SystemExit|KeyboardInterrupt|GeneratorExit)\b")
 
 # Python reaching into the harness: frames, the collector, builtins, the module table,
 # tracing, the runner's own modules, the record channel, patched standard modules.
@@ -112,7 +112,7 @@ SIGNAL_FIGHT = Words(
 # JavaScript values that decide how they are compared or serialised, and patched globals.
 JS_CUSTOM = Words(
     ("valueOf", "toJSON", "toPrimitive"),
-    r"\b(?:valueOf|toJSON)\s*(?:\([^)\n]*\)\s*\{|:\s*(?:function\b|\(|async\b)|=\s*(?:function\b|\())"
+    r"\b(?:valueOf|toJSON)\s*(?:\([^)\n]{0,200}\)\s*\{|:\s*(?:function\b|\(|async\b)|=\s*(?:function\b|\())"
     r"|['\"](?:valueOf|toJSON)['\"]|\bSymbol\s*\.\s*toPrimitive\b",
 )
 JS_TAMPERING = Words(

@@ -123,7 +123,8 @@ def _tampered(prep: Prepared, code: str, records: list[Record]) -> bool:
     indices = [record.get("i") for record in records if "i" in record]
     forged = any(type(index) is not int or not 0 <= index < prep.n_tests for index in indices)
     twice = any(count > 1 for count in Counter(i for i in indices if type(i) is int).values())
-    if forged or twice or sum("load" in record for record in records) > 1:
+    # (The runner itself may follow a failed load with a second, failed one.)
+    if forged or twice or sum(record.get("load") == "ok" for record in records) > 1:
         return True
     if patterns.SIGNAL_FIGHT.search(code):
         return True

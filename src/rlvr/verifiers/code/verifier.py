@@ -3,6 +3,7 @@ in a sandbox, compare outside it."""
 
 from __future__ import annotations
 
+import logging
 import math
 import shutil
 import sys
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
-from rlvr.sandboxes import RunSpec, SandboxUnavailable
+from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable
 from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.jobs import (
     AssertSuite,
@@ -62,6 +63,8 @@ MAX_DEFINED_NAMES = 16
 # Item prompts a promptless HumanEval ground truth keeps what it was prepared into for:
 # one per prompt is the rule (its G responses share it), a few cover reworded copies.
 ITEM_PROMPTS_PER_GROUND_TRUTH = 8
+
+_log = logging.getLogger(__name__)
 
 
 def _program(response: str, prep: Prepared) -> str:
@@ -241,8 +244,18 @@ class CodeVerifier(BuiltWithRunner):
         for (index, prep, params, _, code), result in zip(runs, results, strict=True):
             if alone or not judged_by_company(result):
                 outcome = outcomes[index] = grade(prep, params, result)
-                outcome.signals = observe(prep, code, result)
+                outcome.signals = _signals(prep, code, result)
         return outcomes
+
+
+def _signals(prep: Prepared, code: str, result: RunResult) -> tuple[str, ...]:
+    """The run's signals; telemetry must never fail the item it describes, so a signal
+    reading that breaks is logged and reads as none."""
+    try:
+        return observe(prep, code, result)
+    except Exception:
+        _log.exception("code signals failed; the item keeps its outcome without them")
+        return ()
 
 
 class _PythonLimits(TypedDict):

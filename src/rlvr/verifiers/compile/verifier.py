@@ -172,7 +172,8 @@ def _failed(step: StepResult, details: dict[str, Any], what: str) -> Outcome:
 # Diagnostic control as the source writes it, for the runs the compiler's own reading
 # never got to (a compile that failed first under -Werror).
 _DIAGNOSTIC_CONTROL = re.compile(
-    r"\bpragma\s+(?:GCC|clang)\s+(?:diagnostic\s+(?!push\b|pop\b|error\b)\w|system_header\b)|\bpragma\s+warning\b"
+    r"\b_?[Pp]ragma\s*\(?\s*\"?\s*(?:GCC|clang)\s+(?:diagnostic\s+(?!push\b|pop\b|error\b)\w|system_header\b)"
+    r"|\bpragma\s+warning\b"
 )
 
 
