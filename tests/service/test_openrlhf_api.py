@@ -94,11 +94,16 @@ def test_lists_are_checked_before_a_model_is_built(http: httpx.Client, payload: 
     assert message in response.json()["error"]["message"]
 
 
+def no_signals(items: int) -> dict[str, list[float]]:
+    """The math verifier's signal logs where no item raised one: a key per signal."""
+    return {f"rlvr_signal_{name}": [0.0] * items for name in ("answer_in_thinking_only", "hedge", "restated_question")}
+
+
 def test_single_sample_as_openrlhf_sends_it(http: httpx.Client) -> None:
     payload = {"query": [CHAT_PROMPT + r"So \boxed{4}<|im_end|>"], "prompts": [CHAT_PROMPT], "labels": ["4"]}
     response = post(http, payload)
     assert response.status_code == 200
-    assert response.json() == {"rewards": [1.0], "scores": [1.0], "extra_logs": {"rlvr_masked": [0.0]}}
+    assert response.json() == {"rewards": [1.0], "scores": [1.0], "extra_logs": {"rlvr_masked": [0.0], **no_signals(1)}}
 
 
 def test_batch_keeps_order_and_length(http: httpx.Client) -> None:
@@ -111,7 +116,7 @@ def test_batch_keeps_order_and_length(http: httpx.Client) -> None:
     body = post(http, payload).json()
     assert body["rewards"] == [1.0, 0.0, 0.0, 0.0]
     assert body["scores"] == body["rewards"]
-    assert body["extra_logs"] == {"rlvr_masked": [0.0] * 4}
+    assert body["extra_logs"] == {"rlvr_masked": [0.0] * 4, **no_signals(4)}
 
 
 def test_code_label_as_json_text(http: httpx.Client) -> None:
@@ -127,7 +132,11 @@ def test_masked_item_scores_zero_and_is_logged(http: httpx.Client) -> None:
     # A gold with no answer in it is the grader's failure: masked, never a learned 0
     payload = {"query": [r"\boxed{4}", r"\boxed{4}"], "prompts": ["", ""], "labels": ["", "4"]}
     body = post(http, payload).json()
-    assert body == {"rewards": [0.0, 1.0], "scores": [0.0, 1.0], "extra_logs": {"rlvr_masked": [1.0, 0.0]}}
+    assert body == {
+        "rewards": [0.0, 1.0],
+        "scores": [0.0, 1.0],
+        "extra_logs": {"rlvr_masked": [1.0, 0.0], **no_signals(2)},
+    }
 
 
 def test_without_prompts_and_labels_the_verifier_decides(http: httpx.Client) -> None:
