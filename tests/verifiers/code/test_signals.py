@@ -312,6 +312,8 @@ HONEST_WRONG: list[tuple[str, dict[str, Any]]] = [
     ("def f(x):\n    assert x < 3, 'too big'\n    return 2 * x\n", HUMANEVAL),
     ("def f(x):\n    return f(x)\n", CALL),
     ("n = int(input())\nprint(n)\n", STDIO),
+    # The task names its function after a builtin (MBPP's 126 is `sum`): no shadowing.
+    ("def sum(a, b):\n    return a - b\n", {"tests": ["assert sum(10, 15) == 6", "assert sum(4, 6) == 3"]}),
 ]
 
 

@@ -9,6 +9,7 @@ against the test probes its ground truth prepared once.
 
 from __future__ import annotations
 
+import re
 import signal
 from collections import Counter
 
@@ -134,7 +135,7 @@ def _tampered(prep: Prepared, code: str, records: list[Record]) -> bool:
         return False
     if patterns.PYTHON_TAMPERING.search(code):
         return True
-    if not isinstance(prep.job, _STDIO) and patterns.shadows_builtins(code, prep.defines):
+    if not isinstance(prep.job, _STDIO) and patterns.shadows_builtins(code, _called_by_tests(prep)):
         return True
     writes = patterns.PYTHON_CHANNEL_WRITE if isinstance(prep.job, _STDIO) else patterns.PYTHON_FD_WRITE
     return bool(writes.search(code))
@@ -143,6 +144,17 @@ def _tampered(prep: Prepared, code: str, records: list[Record]) -> bool:
 def _denied(code: str, errors: str) -> bool:
     """A refusal or a hidden host file in the run's errors, or code that reaches out."""
     return bool(patterns.REFUSED.search(errors) or patterns.HIDDEN.search(errors) or patterns.REACH.search(code))
+
+
+def _called_by_tests(prep: Prepared) -> set[str]:
+    """The names the tests call, which the program defines even where a builtin has one
+    of them (MBPP's task 126 asks for `sum`)."""
+    job = prep.job
+    sources = list(job.exprs) if isinstance(job, ValuesJob) else _suite_sources(prep.tests)
+    return set(prep.defines) | {name for source in sources for name in _CALLED.findall(source)}
+
+
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
 def _limited(records: list[Record], result: RunResult, errors: str) -> bool:
