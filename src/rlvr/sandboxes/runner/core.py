@@ -174,10 +174,13 @@ class Channel:
         _write(self.fd, ACCEPTED)
 
     def write(self, record: Record) -> None:
-        data = (_encode_record(record) + "\n").encode()
-        view = memoryview(data)
-        while view:
-            view = view[_write(self.fd, view) :]
+        write_all(self.fd, (_encode_record(record) + "\n").encode())
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[_write(fd, view) :]
 
 
 def describe(exc: BaseException) -> str:

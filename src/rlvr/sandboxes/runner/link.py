@@ -48,7 +48,7 @@ from builtins import (  # noqa: UP029
 )
 from typing import Any
 
-from rlvr.sandboxes.runner import inplace, wire
+from rlvr.sandboxes.runner import audit, inplace, wire
 
 MAX_MESSAGE = 16 * 1024 * 1024
 
@@ -130,6 +130,15 @@ class Link:
         # The last class with comparison of its own that the program half said a value
         # it answered holds (`foreign`): telemetry for the test's record, never a verdict.
         self.custom: str | None = None
+        # What the program half's audit hook noted (`audit`): telemetry, never a verdict.
+        self.evidence: set[str] = set()
+        # What of it a record has carried already.
+        self.recorded: set[str] = set()
+
+    def note(self, answer: Any) -> None:
+        found = answer.get("a") if type(answer) is dict else None
+        if type(found) is list:
+            self.evidence.update(name for name in found[:8] if type(name) is str and name in audit.NAMES)
 
     def kill(self) -> None:
         # The program half has another uid, so it cannot be signalled from here; cut
@@ -164,6 +173,7 @@ class Link:
         if type(answer) is not dict:
             self.kill()
             raise ProgramGone("malformed answer")
+        self.note(answer)
         custom = answer.get("c")
         if type(custom) is str:
             self.custom = custom[:100]

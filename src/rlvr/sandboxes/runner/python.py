@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import CodeType
 from typing import Any
 
-from rlvr.sandboxes.runner import core, names, preludes, wire
+from rlvr.sandboxes.runner import audit, core, names, preludes, wire
 from rlvr.sandboxes.runner.foreign import foreign_type
 from rlvr.sandboxes.runner.inputs import Inputs, Steps, job_inputs
 
@@ -199,6 +199,7 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     try:
         with core.TimeLimit(float(job["timeout_s"])):
             ns = program_namespace(job, "solution")
+            audit.watch(lambda found: channel.write({"a": found}), builtins, ns["__builtins__"])
             exec(program, ns)
     except MemoryError:
         channel.write({"load": "memory", "e": "MemoryError while loading the program"})
@@ -206,13 +207,24 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     except BaseException as exc:
         channel.write({"load": "timeout" if isinstance(exc, core.TestTimeout) else "error", "e": load_failure(exc)})
         return 0
-    channel.write({"load": "ok"})
+    channel.write(_with_evidence({"load": "ok"}, final=True))
     if job["mode"] == "call":
         _call(job, ns, channel, job["inputs"] if steps is None else steps)
     else:
         _values(job, ns, channel, _inline_exprs(job) if steps is None else steps)
     _flush(sys.stdout)
+    found = audit.drain(final=True)
+    if found:
+        channel.write({"a": found})
     return 0
+
+
+def _with_evidence(record: core.Record, final: bool = False) -> core.Record:
+    """`record` with what the audit hook noted since the last record (`audit`)."""
+    found = audit.drain(final)
+    if found:
+        record["a"] = found
+    return record
 
 
 def _flush(stream: Any) -> bool:
@@ -249,7 +261,7 @@ def _timed(index: int, timeout_s: float, fn: Callable[..., Any], args: Sequence[
         record = {"i": index, "s": "memory"}
     except BaseException as exc:
         record = {"i": index, "s": "error", "e": core.describe(exc)}
-    channel.write(record)
+    channel.write(_with_evidence(record))
 
 
 def _value_record(index: int, value: Any) -> core.Record:
@@ -348,7 +360,9 @@ def _stdio(job: core.Frame, program: CodeType, inputs: Inputs | list[bytes], cha
         atexit._clear()  # the program's own handlers only
         code = 0
         try:
-            exec(program, core.module_namespace("__main__", "solution.py"))
+            ns = core.module_namespace("__main__", "solution.py")
+            audit.watch(_evidence_out, builtins)
+            exec(program, ns)
         except SystemExit as exc:
             code = 0 if exc.code is None or exc.code == 0 else 1
         except MemoryError:
@@ -361,6 +375,7 @@ def _stdio(job: core.Frame, program: CodeType, inputs: Inputs | list[bytes], cha
             if not _flush(stream):
                 code = code or 1
         _flush(sys.stderr)
+        _evidence_out(audit.drain(final=True))
         core.hard_exit(code)
 
     cap = int(job["max_output"])
@@ -370,8 +385,19 @@ def _stdio(job: core.Frame, program: CodeType, inputs: Inputs | list[bytes], cha
     # Closed to the tests' processes: its memory holds the inputs (`inputs.Inputs`).
     core.undumpable()
     for index in range(len(inputs)):
-        result = core.run_child(target, inputs[index], float(job["timeout_s"]), cap)
+        result = core.run_child(target, inputs[index], float(job["timeout_s"]), cap, extra_fd3=True)
         # Nothing of this test's run works on while the next one runs.
         core.end_strays()
-        channel.write({"i": index, **result})
+        found = audit.parse(result.pop("chan", ""))
+        channel.write({"i": index, **result, **({"a": found} if found else {})})
     return 0
+
+
+def _evidence_out(found: list[str]) -> None:
+    """A stdio program's evidence, out on its fd 3 (a pipe of its own, read by the
+    runner: `audit.parse`)."""
+    if found:
+        try:
+            core.write_all(audit.EVIDENCE_FD, ("\n".join(found) + "\n").encode())
+        except OSError:
+            pass

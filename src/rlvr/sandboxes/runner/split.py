@@ -30,6 +30,7 @@ from __future__ import annotations
 # `_socket`, not `socket`: the zygote holds what the runner imports, and every job's
 # fork copies it (see `rlvr.sandboxes.local.zygote`).
 import _socket
+import builtins
 import contextlib
 import os
 import sys
@@ -60,7 +61,7 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-from rlvr.sandboxes.runner import core, inplace, names, python, wire
+from rlvr.sandboxes.runner import audit, core, inplace, names, python, wire
 from rlvr.sandboxes.runner.foreign import foreign_type
 from rlvr.sandboxes.runner.link import CONTROL_FLOW, Link, ProgramGone, recv_msg, send_msg
 
@@ -94,18 +95,24 @@ def _serve(job: core.Frame, program: CodeType | None, sock: _socket.socket) -> N
     handles = _Handles()
     try:
         ns = python.program_namespace(job, "solution")
+        audit.watch(None, builtins, ns["__builtins__"])
         exec(program if program is not None else python.compile_source(job["code"], "solution.py"), ns)
         names = {k: wire.encode(v, handles.add, rich=True) for k, v in list(ns.items()) if not k.startswith("__")}
-        send_msg(sock, {"ready": names})
+        send_msg(sock, {"ready": names, "a": audit.drain(final=True)})
     except BaseException as exc:
-        send_msg(sock, {"load_error": python.load_failure(exc)})
+        send_msg(sock, {"load_error": python.load_failure(exc), "a": audit.drain()})
         return
     while True:
         try:
             req = recv_msg(sock)
         except (ProgramGone, OSError, ValueError):
             return
-        out = _answer(req, handles)
+        # The test half's last request: what the program did to the process by then.
+        final = type(req) is dict and req.get("op") == "audit"
+        out: dict[str, Any] = {"ok": None} if final else _answer(req, handles)
+        found = audit.drain(final)
+        if found:
+            out["a"] = found
         try:
             send_msg(sock, out)
         except (wire.Unsupported, ValueError, RecursionError) as exc:
@@ -362,6 +369,20 @@ def _run_tests(
     job: core.Frame, tests: core.Frame, sources: list[tuple[str, str]], link: Link, channel: core.Channel
 ) -> None:
     timeout_s = float(job["timeout_s"])
+    try:
+        _load_and_run(job, tests, sources, link, channel, timeout_s)
+    finally:
+        _final_evidence(link, timeout_s, channel)
+
+
+def _load_and_run(
+    job: core.Frame,
+    tests: core.Frame,
+    sources: list[tuple[str, str]],
+    link: Link,
+    channel: core.Channel,
+    timeout_s: float,
+) -> None:
     ns = _load(link, timeout_s, channel, tests, sources)
     if ns is None:
         return
@@ -376,6 +397,16 @@ def _run_tests(
     for index, thunk in enumerate(thunks):
         if _one(index, thunk, timeout_s, channel, link) is not None and job.get("stop_on_failure"):
             break
+
+
+def _final_evidence(link: Link, timeout_s: float, channel: core.Channel) -> None:
+    """Ask a program half still there what it did to its process after its last test
+    (a builtin rebound inside a call), and record it with what came before."""
+    with contextlib.suppress(BaseException), core.TimeLimit(timeout_s):
+        if link.alive:
+            link.request({"op": "audit", "h": 0})
+    if link.evidence - link.recorded:
+        channel.write({"a": sorted(link.evidence)})
 
 
 def _runs(source: tuple[str, str], code: Any, ns: dict[str, Any]) -> Callable[[], None]:
@@ -401,6 +432,7 @@ def _load(
     except (ProgramGone, OSError, ValueError, RecursionError) as exc:
         channel.write({"load": "error", "e": f"program process failed to load: {exc}"})
         return None
+    link.note(ready)
     if type(ready) is not dict or type(ready.get("ready")) is not dict:
         error = ready.get("load_error", "bad hello") if type(ready) is dict else "bad hello"
         channel.write({"load": "error", "e": str(error)[:2000]})
@@ -441,6 +473,9 @@ def _one(
         record = {"i": index, "s": "error", "e": core.describe(exc)}
     if link.custom is not None:
         record["c"] = link.custom
+    if link.evidence:
+        record["a"] = sorted(link.evidence)
+        link.recorded = set(link.evidence)
     if not quiet:
         channel.write(record)
     return None if record["s"] == "pass" else str(record.get("e", record["s"]))

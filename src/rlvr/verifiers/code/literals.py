@@ -34,6 +34,7 @@ MAX_ANCHORS = 64
 # Atoms allowed between a test's input and its output (`if a == 2 and b == 3: return 5`
 # has none): more would take a table's neighbouring entries for pairs.
 MAX_GAP = 1
+_OTHER_BASES = re.compile(r"\b0[xXoObB][0-9a-fA-F_]")
 MAX_PROGRAM_CHARS = 256 * 1024
 MAX_INT_BITS = 4096
 _ATOM = re.compile(r"-?\d+(?:\.\d+)?|[^\W\d_]\w*")
@@ -76,6 +77,9 @@ def hardcoded(program: str, language: str, probes: list[Probe]) -> bool:
     # Cheap first: a test can pair only if its atoms are somewhere in the text at all,
     # which most honest programs' tests are not; then the program is parsed.
     text = program.lower()
+    # Numbers in other bases, and docstrings read as data, are in the literals only.
+    if _OTHER_BASES.search(program) or "__doc__" in program:
+        text = " ".join(literal_atoms(program, language))
     present = [
         (forms, expected)
         for forms, expected in tests
@@ -179,7 +183,9 @@ def _python_literals(program: str) -> list[str] | None:
         tree = ast.parse(program)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    docstrings = {id(doc) for node in ast.walk(tree) if (doc := docstring(node)) is not None}
+    # A program that reads its docstrings keeps data there.
+    reads_docs = "__doc__" in program
+    docstrings = {id(doc) for node in ast.walk(tree) if not reads_docs and (doc := docstring(node)) is not None}
     return _constants(tree, docstrings)
 
 

@@ -205,6 +205,20 @@ HIDDEN = re.compile(
 )
 # A limit the program ran into (memory, processes, threads, files, output), in its
 # error text.
+# Code that probes its limits and survives: catches the failure of an allocation, asks
+# for one far past any job's memory, or spawns processes, threads or files in an endless
+# loop (a run that hits a cap and carries on shows nothing else).
+_HUGE = r"(?:1U?L{0,2}\s*<<\s*(?:3[2-9]|[4-6]\d)|2\s*\*\*\s*(?:3[2-9]|[4-6]\d)|10\s*\*\*\s*(?:1\d|[2-9]\d))"
+LIMIT_PROBE = Words(
+    ("MemoryError", "RecursionError", "bad_alloc", "nothrow", "RangeError", "<<", "**", "while"),
+    r"\bexcept\b[^:\n]{0,120}\b(?:MemoryError|RecursionError)\b|\bcatch\s*\(\s*(?:const\s+)?(?:std::)?bad_alloc\b"
+    r"|\bstd::nothrow\b|\bRangeError\b|['\"]\s*\*\s*\(?\s*(?:1\s*<<\s*(?:2[4-9]|[3-6]\d)|10\s*\*\*\s*(?:[89]|\d\d))"
+    r"|\b(?:bytearray|bytes|zeros|ones|empty|full|malloc|calloc|realloc|ArrayBuffer|alloc|allocUnsafe|reserve|resize)"
+    r"\s*\(\s*" + _HUGE + r"|\bnew\s+[\w:]+\s*\[\s*" + _HUGE
+    + r"|\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{][^\n]{0,200}\n(?:[^\n]{0,200}\n){0,4}?[^\n]{0,200}?"
+    r"\b(?:fork|Thread|open|socket|Popen)\s*\(",
+)
+
 LIMITS = re.compile(
     r"\bMemoryError\b|cannot allocate memory|std::bad_alloc|heap out of memory|allocation failed"
     r"|resource temporarily unavailable|can't start new thread|too many open files|file too large"
