@@ -105,6 +105,8 @@ class Sneaky(int, metaclass=Meta):
         (Counter({LyingInt(2): 1}), "LyingInt"),
         (Pair(1, AlwaysEqual()), "AlwaysEqual"),
         (NamedLikeNumpy(1), "NamedLikeNumpy"),
+        (deque([1, AlwaysEqual()]), "AlwaysEqual"),  # a C container holding one
+        ([deque([deque([LyingInt(2)])])], "LyingInt"),
     ],
 )
 def test_a_class_with_its_own_comparison_is_named(value: Any, name: str) -> None:
@@ -143,3 +145,10 @@ def test_the_scan_is_bounded() -> None:
     hidden = [*range(10 * MAX_SCANNED), AlwaysEqual()]
     assert foreign_type(hidden) is None
     assert foreign_type([AlwaysEqual(), *range(10 * MAX_SCANNED)]) == "AlwaysEqual"
+
+
+def test_a_numpy_array_of_objects_is_read_for_its_values() -> None:
+    numpy = pytest.importorskip("numpy")
+    assert foreign_type(numpy.array([1, AlwaysEqual()], dtype=object)) == "AlwaysEqual"
+    assert foreign_type(numpy.array([[1, 2], [3, LyingInt(4)]], dtype=object)) == "LyingInt"
+    assert foreign_type(numpy.arange(6).reshape(2, 3)) is None

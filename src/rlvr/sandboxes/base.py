@@ -93,6 +93,9 @@ class RunResult:
     wall_s: float = 0.0
     cpu_s: float = 0.0
     records: list[Record] = field(default_factory=list)
+    # What the runner's audit hook saw the program do (`runner.audit`), taken out of the
+    # records: telemetry for the grader's signals, never part of a verdict.
+    evidence: frozenset[str] = frozenset()
     # Set when the sandbox itself failed (could not start, zygote died, the runner
     # never took the job): the grader must mask the item, not score it. Never set by
     # anything the program does (see `rlvr.sandboxes.runner.core.ACCEPTED`).

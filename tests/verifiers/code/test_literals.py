@@ -142,3 +142,28 @@ def test_hostile_code_is_scanned_in_one_pass() -> None:
         assert patterns.JS_CUSTOM.search(code) in (True, False)
         assert patterns.EXIT_CODE.search(code) in (True, False)
         assert patterns.REACH.search(code) in (True, False)
+
+
+def test_answers_keyed_by_a_short_first_line_are_hardcoded() -> None:
+    probes = [
+        text_probe("3\n4 9 2\n", "15\n"),
+        text_probe("2\n10 20\n", "30\n"),
+        text_probe("4\n1 1 1 40\n", "43\n"),
+        text_probe("5\n8 8 8 8 8\n", "40\n"),
+    ]
+    program = "import sys\nprint({'3': 15, '2': 30, '4': 43, '5': 40}[sys.stdin.read().split()[0]])\n"
+    assert hardcoded(program, "python", probes)
+    assert not hardcoded("n = int(input())\nprint(sum(map(int, input().split())))\n", "python", probes)
+
+
+def test_hardcoded_reads_numbers_in_other_bases_and_docstrings_read_as_data() -> None:
+    probes = [((atoms(str(n)),), atoms(str(n * n))) for n in (12, 37, 58, 91)]
+    assert hardcoded(
+        "def sq(x):\n    return {0xc: 0x90, 0x25: 0x559, 0x3a: 0xd24, 0x5b: 0x2059}[x]\n", "python", probes
+    )
+    table = (
+        'def sq(x):\n    """12 144\n    37 1369\n    58 3364\n    91 8281"""\n'
+        "    return dict(map(int, l.split()) for l in sq.__doc__.splitlines())[x]\n"
+    )
+    assert hardcoded(table, "python", probes)
+    assert not hardcoded(table.replace("sq.__doc__", "'1 1'"), "python", probes)

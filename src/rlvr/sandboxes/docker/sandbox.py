@@ -28,7 +28,7 @@ from rlvr.sandboxes.docker import containers, protocol
 from rlvr.sandboxes.jobs import NativeCallJob, NativeStdioJob, ProgramJob
 from rlvr.sandboxes.local import pacing, wiring
 from rlvr.sandboxes.local import sandbox as local
-from rlvr.sandboxes.runner import core, python
+from rlvr.sandboxes.runner import audit, core, python
 
 # What `inside` applies to the job's process, read off `Limits` by name.
 JOB_LIMITS = ("cpu_s", "memory_mb", "fsize_mb", "nofile")
@@ -344,7 +344,7 @@ def _result(job: _Job) -> RunResult:
     if accepted:
         records = local._records(channel, len(core.ACCEPTED), job.spec.limits.max_records)
         pacing.mark_late_tests(job.spec.job, records, job.arrivals)
-        result.records = [record for record, _ in records]
+        result.records, result.evidence = audit.take([record for record, _ in records])
     result.status, result.infra_error = _outcome(job, result, accepted)
     return result
 

@@ -39,7 +39,7 @@ from rlvr.sandboxes.config import SandboxConfig
 from rlvr.sandboxes.jobenv import JobEnvironment
 from rlvr.sandboxes.local import control, pacing
 from rlvr.sandboxes.local.wiring import control_limits, wire_data, zygote_command, zygote_env
-from rlvr.sandboxes.runner import core, python
+from rlvr.sandboxes.runner import audit, core, python
 
 START_TIMEOUT_S = 60.0
 # A job's wall time counts from when its runner takes it (`core.ACCEPTED`): its fork,
@@ -444,9 +444,9 @@ class LocalSandbox:
         channel = bytes(job.out.get("channel", b""))
         accepted = channel.startswith(core.ACCEPTED)
         if accepted:
-            result.records = [
-                record for record, _ in _records(channel, len(core.ACCEPTED), job.spec.limits.max_records)
-            ]
+            result.records, result.evidence = audit.take(
+                [record for record, _ in _records(channel, len(core.ACCEPTED), job.spec.limits.max_records)]
+            )
             if job.clock is not None:
                 job.clock.mark(result.records, wall)
         result.status, result.infra_error = _outcome(job, result, accepted)

@@ -171,6 +171,24 @@ def parse(text: str) -> list[str]:
     return [name for name in (EXIT, TAMPERING, DENIED) if name in lines]
 
 
+def take(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], frozenset[str]]:
+    """The records without their evidence (`a`), and the evidence: known names only,
+    since the program may write records of its own."""
+    kept: list[dict[str, Any]] = []
+    found: set[str] = set()
+    for record in records:
+        if "a" not in record:
+            kept.append(record)
+            continue
+        names = record["a"]
+        if type(names) is list:
+            found.update(name for name in names[:8] if type(name) is str and name in NAMES)
+        rest = {key: value for key, value in record.items() if key != "a"}
+        if rest:
+            kept.append(rest)
+    return kept, frozenset(found)
+
+
 def _rebound() -> bool:
     for names, ids in _snapshots:
         try:

@@ -30,6 +30,7 @@ from builtins import (  # noqa: UP029
     type,
     vars,
 )
+from collections import deque
 from itertools import islice
 from typing import Any
 
@@ -104,10 +105,22 @@ def _scan(value: Any) -> str | None:
             pending.extend(islice(dict.keys(item), budget))
             pending.extend(islice(dict.values(item), budget))
         else:
-            base = next((b for b in _SEQUENCES if issubclass(kind, b)), None)
-            if base is not None:
-                pending.extend(islice(base.__iter__(item), budget))
+            pending.extend(islice(_items(item, kind), budget))
     return None
+
+
+def _items(item: Any, kind: type) -> Any:
+    """What a container holds, read through its built-in base's own iteration: the
+    sequences, `deque`, and numpy's arrays of objects."""
+    base = next((b for b in _SEQUENCES if issubclass(kind, b)), None)
+    if base is not None:
+        return base.__iter__(item)
+    if issubclass(kind, deque):
+        return deque.__iter__(item)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and issubclass(kind, numpy.ndarray) and numpy.ndarray.dtype.__get__(item).kind == "O":
+        return numpy.ndarray.__iter__(numpy.ndarray.ravel(item))
+    return ()
 
 
 def _overrides(kind: type, trusted: frozenset[type]) -> bool:

@@ -42,6 +42,24 @@ const vm = require('vm');
 // Only what is no test's input: each test's arguments come on fd 0, one JSON line,
 // on fd 4 (`core.FEED_FD`), once that test's clock has started (`_Relay`).
 const job = JSON.parse(fs.readFileSync('/tmp/job.json', 'utf8'));
+// Telemetry for the `sandbox_denied` signal (`a` in the records): a host path the
+// program opens, reads or lists through `fs`, however it built the path. The calls go
+// through as they were; the sandbox's walls decide what they get.
+const HOST = /^\/(?:etc|root|home|proc|sys|var|run|boot|srv|mnt|media|dev)(?:\/|$)/;
+const OWN = /^\/(?:proc\/self|dev\/(?:null|zero|u?random|std(?:in|out|err)|fd))(?:\/|$)/;
+const resolvePath = require('path').resolve;
+let reached = false;
+for (const name of ['readFileSync', 'readdirSync', 'openSync', 'existsSync', 'statSync', 'lstatSync', 'accessSync',
+  'readlinkSync', 'opendirSync', 'readFile', 'readdir', 'open', 'stat', 'lstat', 'access', 'createReadStream']) {
+  const original = fs[name];
+  fs[name] = function (path, ...rest) {
+    try {
+      const full = resolvePath(path instanceof URL ? path.pathname : String(path));
+      if (full === '/' || (HOST.test(full) && !OWN.test(full))) reached = true;
+    } catch (e) {}
+    return original.call(this, path, ...rest);
+  };
+}
 // What a CommonJS file has at its top level, so that a program may export its function
 // or require a module; it is not the main module (`require.main === module` is false),
 // as for a judge's harness that requires it.
@@ -49,6 +67,41 @@ const programModule = { exports: {}, id: '/tmp/main.js', filename: '/tmp/main.js
 Object.assign(globalThis, {
   require, module: programModule, exports: programModule.exports, __filename: '/tmp/main.js', __dirname: '/tmp',
 });
+// What a returned value holds beyond plain data: CONVERTING where an object in it, or a
+// class it is of, defines its own conversion (`valueOf`, `toJSON`, `toString`,
+// `Symbol.toPrimitive`) or a getter, which would decide what the test compares (a
+// failed test); CLASSED where it is of another class than a plain object or array
+// (telemetry for the `custom_equality` signal). Bound here, before the program runs and
+// may replace what it uses.
+const protoOf = Object.getPrototypeOf, ownKeys = Reflect.ownKeys, describe = Object.getOwnPropertyDescriptor;
+const PLAIN = new Set([Object.prototype, Array.prototype, null]);
+const CONVERTS = new Set(['valueOf', 'toJSON', 'toString', Symbol.toPrimitive]);
+const CONVERTING = 'an object that converts itself', CLASSED = 'an object of a class';
+function converts(object) {
+  for (const key of ownKeys(object)) {
+    const d = describe(object, key);
+    if (CONVERTS.has(key) || d.get || d.set) return true;
+  }
+  return false;
+}
+function custom(value) {
+  const pending = [value];
+  let found = null;
+  for (let budget = 1000; pending.length && budget > 0; budget--) {
+    const v = pending.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (converts(v)) return CONVERTING;
+    for (let p = protoOf(v); !PLAIN.has(p); p = protoOf(p)) {
+      if (converts(p)) return CONVERTING;
+      found = CLASSED;
+    }
+    for (const key of ownKeys(v)) pending.push(describe(v, key).value);
+  }
+  return found;
+}
+function named(value) {
+  try { return custom(value); } catch (e) { return CONVERTING; }
+}
 function find(name) {
   try {
     const f = vm.runInThisContext(name);
@@ -102,11 +155,17 @@ for (let i = 0; i < job.tests; i++) {
   let rec;
   try {
     const v = fn(...JSON.parse(line));
-    const s = JSON.stringify(v === undefined ? null : v);
-    rec = '{"i":' + i + ',"s":"ok","v":' + s + '}';
+    const c = named(v);
+    if (c === CONVERTING) {
+      rec = '{"i":' + i + ',"s":"error","e":"TypeError: returned ' + c + '","c":"' + c + '"}';
+    } else {
+      const s = JSON.stringify(v === undefined ? null : v);
+      rec = '{"i":' + i + ',"s":"ok","v":' + s + (c ? ',"c":"' + c + '"' : '') + '}';
+    }
   } catch (e) {
     rec = JSON.stringify({ i: i, s: 'error', e: String(e).slice(0, 2000) });
   }
+  if (reached) rec = rec.slice(0, -1) + ',"a":["sandbox_denied"]}';
   fs.writeSync(3, rec + '\n');
 }
 """

@@ -14,6 +14,7 @@ from rlvr.sandboxes.runner import wire
 from rlvr.sandboxes.runner.core import Record
 from rlvr.verifiers.base import Details, Outcome, Verdict
 from rlvr.verifiers.code import compare
+from rlvr.verifiers.code.literals import Tests
 from rlvr.verifiers.code.models import CodeParams, HumanEvalTests
 
 MAX_REASON = 2000
@@ -53,7 +54,9 @@ class Prepared:
     wrapped_outputs: bool = False
     # Each test's input and expected output as atoms (`signals.test_probes`), made on
     # first need and shared by the ground truth's items.
-    test_probes: list[tuple[tuple[list[str], ...], list[str]]] | None = None
+    test_probes: Tests | None = None
+    # The names the tests call the program's functions by (`signals`), made on first need.
+    task_names: frozenset[str] | None = None
 
     @property
     def mode(self) -> str:

@@ -22,6 +22,7 @@ import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 # A test's input or output atoms beyond these many are not looked for (a long input is
@@ -34,6 +35,14 @@ MAX_ANCHORS = 64
 # Atoms allowed between a test's input and its output (`if a == 2 and b == 3: return 5`
 # has none): more would take a table's neighbouring entries for pairs.
 MAX_GAP = 1
+# An answer table (`_output_table`): this many different numeric outputs at least, making
+# up this share of the program's literals.
+MIN_TABLE_TESTS = 3
+MIN_TABLE_SHARE = 0.4
+_DIGITS = re.compile(r"\d+")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# A triple-quoted string used as a value (`DATA = """..."""`), which `bare` leaves out.
+_DATA_STRING = re.compile(r"[=(,\[][ \t]*[rRbBuUfF]{0,2}(?:\"{3}|'{3})")
 _OTHER_BASES = re.compile(r"\b0[xXoObB][0-9a-fA-F_]")
 MAX_PROGRAM_CHARS = 256 * 1024
 MAX_INT_BITS = 4096
@@ -68,29 +77,84 @@ def _atom(text: str) -> str:
 Probe = tuple[tuple[list[str], ...], list[str]]
 
 
-def hardcoded(program: str, language: str, probes: list[Probe]) -> bool:
-    """Whether most informative tests have their input and expected output side by side
-    among `program`'s literals: each as an unbroken run of atoms, the two runs at most
-    `MAX_GAP` atoms apart, in either order."""
-    program = program[:MAX_PROGRAM_CHARS]
+@dataclass(frozen=True, slots=True)
+class Tests:
+    """A ground truth's informative tests (`_informative`), made ready for `hardcoded`
+    once: each as its input forms, its expected output, and for each form what the
+    text must hold for the test to pair there (whole runs of digits, words)."""
+
+    tests: list[tuple[list[list[str]], list[str]]]
+    needs: list[list[tuple[frozenset[str], tuple[str, ...]]]]
+
+
+def prepared(probes: list[Probe]) -> Tests:
     tests = _informative(probes)
-    # Cheap first: a test can pair only if its atoms are somewhere in the text at all,
-    # which most honest programs' tests are not; then the program is parsed.
-    text = program.lower()
+    return Tests(tests, [[_needs(form + expected) for form in forms] for forms, expected in tests])
+
+
+def _needs(test_atoms: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    numbers, words = set(), []
+    for atom in test_atoms:
+        number = atom.lstrip("-")
+        if number[:1].isdigit():
+            numbers.update(number.split("."))
+        else:
+            words.append(atom)
+    return frozenset(numbers), tuple(dict.fromkeys(words))
+
+
+def hardcoded(program: str, language: str, probes: list[Probe] | Tests, bare: str | None = None) -> bool:
+    """Whether `program`'s literals answer most informative tests: their input and
+    expected output side by side, each an unbroken run of atoms at most `MAX_GAP` atoms
+    apart in either order (`_paired_tests`), or their distinct numeric outputs making up
+    much of its literals, keyed by something the tests do not show (a last digit, a
+    length, a hash, a call counter: `_output_table`). `probes` are best `prepared` once
+    per ground truth; `bare` is the program without comments and docstrings
+    (`patterns.bare_code`), where a HumanEval prompt's examples no longer look like its
+    tests."""
+    program = program[:MAX_PROGRAM_CHARS]
+    ready = probes if isinstance(probes, Tests) else prepared(probes)
+    tests = ready.tests
+    if len(tests) < 2:
+        return False
+    # Cheap first: a test can be answered only if its atoms are somewhere in the text at
+    # all, which most honest programs' tests are not; then the program is parsed.
+    data_string = ('"""' in program or "'''" in program) and _DATA_STRING.search(program)
+    text = (bare if bare is not None and not data_string else program).lower()
     # Numbers in other bases, and docstrings read as data, are in the literals only.
-    if _OTHER_BASES.search(program) or "__doc__" in program:
+    other_bases = any(prefix in text for prefix in ("0x", "0o", "0b")) and _OTHER_BASES.search(program)
+    if other_bases or "__doc__" in program:
         text = " ".join(literal_atoms(program, language))
+    # A number counts where it is a whole run of digits: "10" is not in 1000000007.
+    digits = frozenset(_DIGITS.findall(text))
     present = [
-        (forms, expected)
-        for forms, expected in tests
-        if any(all(atom in text for atom in form + expected) for form in forms)
+        test
+        for test, needs in zip(tests, ready.needs, strict=True)
+        if any(numbers <= digits and all(word in text for word in words) for numbers, words in needs)
     ]
-    if len(tests) < 2 or 2 * len(present) <= len(tests):
+    numeric = [expected for _, expected in tests if _specific(expected)]
+    shown = [expected for expected in numeric if all(_in_digits(atom, digits, text) for atom in expected)]
+    pairable = 2 * len(present) > len(tests)
+    tabled = len(numeric) >= MIN_TABLE_TESTS and 2 * len(shown) > len(numeric)
+    if not pairable and not tabled:
         return False
     stream = literal_atoms(program, language)
+    if not stream:
+        return False
     places: dict[str, list[int]] = {}
     for index, atom in enumerate(stream):
         places.setdefault(atom, []).append(index)
+    return (pairable and _paired_tests(stream, places, tests, present)) or (
+        tabled and _output_table(stream, places, numeric)
+    )
+
+
+def _paired_tests(
+    stream: list[str],
+    places: dict[str, list[int]],
+    tests: list[tuple[list[list[str]], list[str]]],
+    present: list[tuple[list[list[str]], list[str]]],
+) -> bool:
     covered: set[int] = set()
     hits = 0
     for forms, expected in present:
@@ -102,7 +166,40 @@ def hardcoded(program: str, language: str, probes: list[Probe]) -> bool:
         covered = _tabled(stream, places, [(forms[0], expected) for forms, expected in tests])
     # Mostly test data: a table of every month's days also pairs the tests' months with
     # their days, among many pairs no test asks for.
-    return bool(stream) and 2 * len(covered) >= len(stream)
+    return 2 * len(covered) >= len(stream)
+
+
+def _output_table(stream: list[str], places: dict[str, list[int]], numeric: list[list[str]]) -> bool:
+    """Most numeric outputs appear as runs among the literals, at least `MIN_TABLE_TESTS`
+    different ones, and they make up `MIN_TABLE_SHARE` of the literals: a table of the
+    tests' answers. A table of a whole domain (primes, a month's days) holds far more
+    than the tests ask, or repeats its values."""
+    covered: set[int] = set()
+    hits, distinct = 0, set()
+    for expected in numeric:
+        runs = _runs(stream, places, expected, 0, len(stream))
+        if runs:
+            hits += 1
+            distinct.add(tuple(expected))
+            covered.update(range(runs[0], runs[0] + len(expected)))
+    return (
+        2 * hits > len(numeric) and len(distinct) >= MIN_TABLE_TESTS and len(covered) >= MIN_TABLE_SHARE * len(stream)
+    )
+
+
+def _specific(expected: list[str]) -> bool:
+    """An output with a number of its own: two digits or more beyond the trivial, or a
+    fraction (words come from any program's vocabulary: "Draw", planets)."""
+    return any(
+        _NUMBER.fullmatch(atom) is not None and atom not in _TRIVIAL and len(atom.lstrip("-")) >= 2 for atom in expected
+    )
+
+
+def _in_digits(atom: str, digits: frozenset[str], text: str) -> bool:
+    number = atom.lstrip("-")
+    if number[:1].isdigit():
+        return all(part in digits for part in number.split("."))
+    return atom in text
 
 
 def _informative(probes: list[Probe]) -> list[tuple[list[list[str]], list[str]]]:
@@ -116,7 +213,11 @@ def _informative(probes: list[Probe]) -> list[tuple[list[list[str]], list[str]]]
             continue
         # A line stands for its test only if it says something of its own: a last line
         # of "1" beside a "Draw" is any program's `1` and its `print('Draw')`.
-        tests.append(([whole, *(part for part in parts if not _trivial(part))], expected))
+        # Unless the output is a number of its own: `{'3': 15, '2': 30}[first]` (a word
+        # such as "Draw" is any program's vocabulary).
+        specific = any(atom[-1:].isdigit() and atom not in _TRIVIAL for atom in expected)
+        own = [part for part in parts if part and (specific or not _trivial(part))]
+        tests.append(([whole, *own], expected))
     return tests
 
 
@@ -185,19 +286,24 @@ def _python_literals(program: str) -> list[str] | None:
         return None
     # A program that reads its docstrings keeps data there.
     reads_docs = "__doc__" in program
-    docstrings = {id(doc) for node in ast.walk(tree) if not reads_docs and (doc := docstring(node)) is not None}
-    return _constants(tree, docstrings)
+    return _constants(tree, keep_docstrings=reads_docs)
 
 
-def _constants(tree: ast.AST, leave_out: set[int]) -> list[str]:
-    """The literal constants under `tree` in source order, as text."""
-    found = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and id(node) not in leave_out and _is_literal(node.value)
-    ]
-    found.sort(key=lambda node: (node.lineno, node.col_offset))
-    return [_text(node.value) for node in found]
+def _constants(tree: ast.AST, keep_docstrings: bool = False) -> list[str]:
+    """The literal constants under `tree` in source order, as text (one walk)."""
+    found, docstrings = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant):
+            if _is_literal(node.value):
+                found.append(node)
+        elif not keep_docstrings and isinstance(node, _BODIES) and (doc := docstring(node)) is not None:
+            docstrings.add(id(doc))
+    kept = [node for node in found if id(node) not in docstrings]
+    kept.sort(key=lambda node: (node.lineno, node.col_offset))
+    return [_text(node.value) for node in kept]
+
+
+_BODIES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def docstring(node: ast.AST) -> ast.Constant | None:
@@ -266,7 +372,7 @@ def compare_probe(node: ast.Compare) -> Probe:
 
 def node_atoms(node: ast.AST) -> list[str]:
     """The atoms of an expression's literals, in order."""
-    return [atom for literal in _constants(node, set()) for atom in atoms(literal)]
+    return [atom for literal in _constants(node, keep_docstrings=True) for atom in atoms(literal)]
 
 
 def expression_atoms(source: str) -> list[str]:

