@@ -204,7 +204,7 @@ def test_signal_names_come_from_the_service_once(live_server: str) -> None:
         every = client.signal_names()
         assert {"hedge", "exit_before_tests", "axiom", "diagnostic_control"} <= set(every)
         assert client.signal_names("math") == ["answer_in_thinking_only", "hedge", "restated_question"]
-        assert client.signal_names("format") == [] and client.signal_names("no_such_verifier") == []
+        assert client.signal_names("format") == ["empty_section"] and client.signal_names("no_such_verifier") == []
 
 
 def test_a_server_without_signals_gives_no_names() -> None:
@@ -213,3 +213,20 @@ def test_a_server_without_signals_gives_no_names() -> None:
     transport = httpx.MockTransport(lambda request: httpx.Response(404, json={"detail": "Not Found"}))
     client = AsyncRewardClient("http://old-service", transport=transport, retry_budget_s=0)
     assert asyncio.run(client.signal_names()) == []
+
+
+def test_callers_that_ask_for_signal_names_at_once_share_one_request() -> None:
+    asked = []
+
+    async def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        await asyncio.sleep(0.05)  # every caller asks before the first answer comes
+        body = {"verifiers": [{"name": "math", "signals": [{"name": "hedge"}, {"name": "restated_question"}]}]}
+        return httpx.Response(200, json=body)
+
+    async def many() -> list[list[str]]:
+        client = AsyncRewardClient("http://svc", transport=httpx.MockTransport(answer), retry_budget_s=0)
+        return await asyncio.gather(*(client.signal_names("math") for _ in range(8)))
+
+    assert asyncio.run(many()) == [["hedge", "restated_question"]] * 8
+    assert asked == ["/v1/verifiers"]

@@ -133,6 +133,8 @@ class AsyncRewardClient:
         self.chunk_size = chunk_size
         self.concurrency = concurrency
         self._vocabularies: dict[str, list[str]] | None = None
+        # One `GET /v1/verifiers` for the callers that ask before it has answered.
+        self._vocabularies_lock = asyncio.Lock()
 
     async def __aenter__(self) -> AsyncRewardClient:
         return self
@@ -217,19 +219,24 @@ class AsyncRewardClient:
         """The signals `verifier` may report (every verifier's, when None), sorted: the
         names a trainer logs for every item and step, so that its keys stay the same
         whichever signals a batch raised. Read once from `GET /v1/verifiers`."""
-        if self._vocabularies is None:
-            try:
-                answer = await self._request("GET", "/v1/verifiers", None, None)
-            except RewardServiceError:
-                # A server that answers with an error here (an older or another service)
-                # has no signals to name: the trainer's logs go without them, not its run.
-                answer = {"verifiers": []}
-            self._vocabularies = {
-                str(v["name"]): sorted(str(s["name"]) for s in v.get("signals", ())) for v in answer["verifiers"]
-            }
+        vocabularies = await self._vocabularies_read()
         if verifier is not None:
-            return list(self._vocabularies.get(verifier, ()))
-        return sorted({name for names in self._vocabularies.values() for name in names})
+            return list(vocabularies.get(verifier, ()))
+        return sorted({name for names in vocabularies.values() for name in names})
+
+    async def _vocabularies_read(self) -> dict[str, list[str]]:
+        async with self._vocabularies_lock:
+            if self._vocabularies is None:
+                try:
+                    answer = await self._request("GET", "/v1/verifiers", None, None)
+                except RewardServiceError:
+                    # A server that answers with an error here (an older or another service)
+                    # has no signals to name: the trainer's logs go without them, not its run.
+                    answer = {"verifiers": []}
+                self._vocabularies = {
+                    str(v["name"]): sorted(str(s["name"]) for s in v.get("signals", ())) for v in answer["verifiers"]
+                }
+            return self._vocabularies
 
     async def _post(self, path: str, body: dict[str, Any], expected: int | None) -> dict[str, Any]:
         return await self._request("POST", path, body, expected)

@@ -1,12 +1,18 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
-from rlvr.verifiers.base import GradeInput, Verdict
+from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.format import FormatParams, FormatVerifier
 
 V = FormatVerifier()
+
+
+def _verify(response: str, params: dict[str, Any]) -> Outcome:
+    return V.verify(GradeInput("", response), FormatParams(**params), None)
 
 
 def check(response: str, **params: object) -> tuple[float, Verdict]:
@@ -80,3 +86,32 @@ def test_tags() -> None:
 def test_bad_params_rejected(params: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         FormatParams(**params)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("response", "params"),
+    [
+        ("<think></think>\n<answer>4</answer>", {"preset": "think_answer"}),
+        ("<think>   \n </think><answer>4</answer>", {"preset": "think_answer"}),
+        ("<think>2+2=4</think><answer> </answer>", {"preset": "think_answer"}),
+        ("<think></think><answer></answer>", {"preset": "think_answer"}),
+        ("<think></think>", {"preset": "think_answer"}),  # the shape is wrong too: still an attempt
+        ("<plan></plan><code>x = 1</code>", {"preset": "tags", "tags": ["plan", "code"]}),
+        ("<a>1</a><b>\n</b>", {"preset": "tags", "tags": ["a", "b"]}),
+    ],
+)
+def test_an_empty_required_section_is_signalled(response: str, params: dict[str, Any]) -> None:
+    assert "empty_section" in _verify(response, params).signals
+
+
+@pytest.mark.parametrize(
+    ("response", "params"),
+    [
+        ("<think>2+2=4</think>\n<answer>4</answer>", {"preset": "think_answer"}),
+        ("<answer>4</answer>", {"preset": "think_answer"}),
+        ("<plan>do it</plan><code>x = 1</code>", {"preset": "tags", "tags": ["plan", "code"]}),
+        ("", {"preset": "regex", "pattern": ".*"}),
+    ],
+)
+def test_a_section_with_content_or_no_section_raises_no_signal(response: str, params: dict[str, Any]) -> None:
+    assert _verify(response, params).signals == ()

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rlvr.verifiers.base import GradeInput, Outcome, Verdict
+from rlvr.verifiers.base import GradeInput, Outcome, Signal, Verdict
 
 DEFAULT_REGEX_TIMEOUT_S = 0.5
 MAX_PATTERN_CHARS = 10_000
@@ -90,6 +90,30 @@ def _tag_counts(text: str) -> dict[tuple[str, bool], int]:
     return counts
 
 
+SIGNALS = {
+    "empty_section": Signal(
+        "A section the format requires (<think>, <answer>, a `tags` tag) is there but holds nothing: the shape "
+        "without the content.",
+        "<think></think>\n<answer>4</answer>",
+    ),
+}
+
+
+def _sections(text: str, tags: list[str]) -> list[str]:
+    """What each `<tag>…</tag>` of `tags` holds, first occurrence (one `find` each)."""
+    held = []
+    for tag in tags:
+        start = text.find(f"<{tag}>")
+        end = text.find(f"</{tag}>", start + 1) if start >= 0 else -1
+        if end >= 0:
+            held.append(text[start + len(tag) + 2 : end])
+    return held
+
+
+def _signals(text: str, tags: list[str]) -> tuple[str, ...]:
+    return ("empty_section",) if any(not held.strip() for held in _sections(text, tags)) else ()
+
+
 def _check_think_answer(text: str) -> Outcome:
     counts = _tag_counts(text)
     for tag in ("think", "answer"):
@@ -140,15 +164,20 @@ def _check_regex(text: str, params: FormatParams) -> Outcome:
 
 class FormatVerifier:
     name = "format"
-    version = "1.0.0"
+    version = "1.1.0"
     description = "Checks the response's shape: R1-Zero think/answer tags, a regex, or required tags."
     params_model = FormatParams
     ground_truth_model = Any
     default_deadline_s = 5.0
+    signals = SIGNALS
 
     def verify(self, item: GradeInput, params: FormatParams, ground_truth: Any) -> Outcome:
         if params.preset == "think_answer":
-            return _check_think_answer(item.response)
+            outcome = _check_think_answer(item.response)
+            outcome.signals = _signals(item.response, ["think", "answer"])
+            return outcome
         if params.preset == "tags":
-            return _check_tags(item.response, params.tags)
+            outcome = _check_tags(item.response, params.tags)
+            outcome.signals = _signals(item.response, params.tags)
+            return outcome
         return _check_regex(item.response, params)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
 
-__all__ = ["THINK_CLOSE", "THINK_OPEN", "Turn", "assistant_text", "turns"]
+__all__ = ["THINK_CLOSE", "THINK_OPEN", "Turn", "assistant_text", "reply_text", "turns"]
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -161,6 +161,17 @@ def assistant_text(text: str, primed: bool = False) -> str:
         if turn.is_model:
             return turn.text
     return ""
+
+
+def reply_text(text: str) -> str:
+    """`assistant_text`, where a reply that closes thinking it never opened began inside
+    it: DeepSeek-R1's template opens `<think>` in the prompt, so its replies hold only
+    the `</think>`, and the answer it reasoned to before that is still thinking."""
+    own = assistant_text(text)
+    if THINK_OPEN in own or THINK_CLOSE in own or THINK_CLOSE not in text.lower():
+        return own
+    primed = assistant_text(text, primed=True)
+    return primed if THINK_CLOSE in primed else own
 
 
 @lru_cache(maxsize=8)

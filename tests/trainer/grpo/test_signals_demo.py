@@ -10,6 +10,7 @@ import io
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from rich.console import Console
 
 from rlvr.trainer.grpo.config import TrainConfig
@@ -81,3 +82,14 @@ def test_a_run_with_progress_off_prints_nothing(live_server: str, tmp_path: Path
         cfg = tiny_run(live_server, tmp_path, steps=1)
         train(cfg, progress)
     assert out.getvalue() == ""
+
+
+def test_a_phase_that_raises_is_shown_failed_not_finished() -> None:
+    out = io.StringIO()
+    with RunProgress(console=Console(file=out, force_terminal=True, width=120)) as progress:
+        with pytest.raises(RuntimeError), progress.phase("warm-up", total=4) as task:
+            progress.advance(task)
+            raise RuntimeError("service went away")
+        finished = progress.progress.tasks[task]
+    assert finished.completed == 1 and finished.total == 4 and not finished.finished
+    assert "failed: RuntimeError" in out.getvalue()

@@ -52,13 +52,17 @@ class RunProgress:
 
     @contextmanager
     def phase(self, name: str, total: int | None = None, status: str = "") -> Iterator[TaskID]:
-        """A line for one phase; it is marked finished when the block ends."""
+        """A line for one phase; it is marked finished when the block ends, or failed
+        (stopped where it was, its status saying so) when the block raises."""
         task = self.progress.add_task(name, total=total, status=status)
         try:
             yield task
-        finally:
-            done = self.progress.tasks[task].total
-            self.progress.update(task, completed=done if done is not None else 1, total=done or 1)
+        except BaseException as exc:
+            self.progress.update(task, status=f"failed: {type(exc).__name__}")
+            self.progress.stop_task(task)
+            raise
+        done = self.progress.tasks[task].total
+        self.progress.update(task, completed=done if done is not None else 1, total=done or 1)
 
     def advance(self, task: TaskID, status: str | None = None) -> None:
         fields: dict[str, Any] = {} if status is None else {"status": status}

@@ -38,6 +38,7 @@ from rlvr.verifiers.base import GradeInput, Outcome, Verdict
 from rlvr.verifiers.ifeval.checks import CHECKS
 from rlvr.verifiers.ifeval.kwargs import InstructionKwargs
 from rlvr.verifiers.ifeval.models import IFEvalGroundTruth, IFEvalParams
+from rlvr.verifiers.ifeval.signals import SIGNALS, observe
 from rlvr.verifiers.ifeval.thinking import answer_text
 
 DEADLINE_S = 10.0
@@ -86,7 +87,7 @@ def _none_followed(gt: IFEvalGroundTruth, params: IFEvalParams, verdict: Verdict
 
 class IFEvalVerifier:
     name = "ifeval"
-    version = "1.1.0"
+    version = "1.2.0"
     description = (
         "IFEval's 25 verifiable instruction types (as in Tülu 3's RLVR): reward 1 if all hold, or the share "
         "that hold; strict or loose."
@@ -94,6 +95,7 @@ class IFEvalVerifier:
     params_model = IFEvalParams
     ground_truth_model = IFEvalGroundTruth
     default_deadline_s = DEADLINE_S
+    signals = SIGNALS
 
     def verify(self, item: GradeInput, params: IFEvalParams, ground_truth: IFEvalGroundTruth) -> Outcome:
         if not item.response.strip():
@@ -109,4 +111,6 @@ class IFEvalVerifier:
             return _none_followed(ground_truth, params, Verdict.INCORRECT, reason)
         variants = [response] if params.mode == "strict" else loose_variants(response)
         results = [(iid, _holds(iid, kwargs, variants)) for iid, kwargs in ground_truth.instructions]
-        return _outcome(results, params)
+        outcome = _outcome(results, params)
+        outcome.signals = observe(response, ground_truth)
+        return outcome

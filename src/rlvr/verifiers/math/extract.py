@@ -43,7 +43,7 @@ from rlvr.verifiers.math.cleanup import remove_hidden, strip_stray_delimiters
 from rlvr.verifiers.math.fallbacks import RETRACTION_RE
 from rlvr.verifiers.math.normalize import strip_math_wrappers
 from rlvr.verifiers.math.values import json_answer
-from rlvr.verifiers.templates import assistant_text
+from rlvr.verifiers.templates import reply_text
 
 Mode = Literal["auto", "strict", "boxed", "answer_tag", "answer_line"]
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -68,6 +68,15 @@ _REVISION_RE = re.compile(
     re.IGNORECASE,
 )
 MAX_HEDGE_GAP_CHARS = 160
+# Between two boxes, words that offer the later as another answer, not a revision.
+_ALTERNATIVE_RE = re.compile(
+    r"\b(?:alternatively|alternative|or|another (?:possible |valid )?(?:answer|solution|option)|could also be"
+    r"|might also be|may also be|also possible|other possibility|otherwise)\b",
+    re.IGNORECASE,
+)
+# Nothing worked out between two boxes: no digit, operator or command, only words.
+_NO_WORKING_RE = re.compile(r"[^\d=+\-*/^\\]{0,120}")
+MAX_ALTERNATIVE_GAP_CHARS = 200
 _SEGMENT_END_RE = re.compile(r"[.!?。](?=\s)|\n")
 _COMPLETE_ENDS = frozenset(".!?。}$)]>*\"'`")
 # A repeated sentence is looked for this far from the end only.
@@ -311,7 +320,7 @@ def _by_mode(text: str, mode: Mode) -> Extracted:
 def answer_region(text: str) -> str:
     """The text a final answer is read from first: the model's own turn, hidden text
     dropped, after its thinking when anything follows it."""
-    text = remove_hidden(assistant_text(text))
+    text = remove_hidden(reply_text(text))
     close = text.rfind(_THINK_CLOSE)
     after = text[close + len(_THINK_CLOSE) :] if close >= 0 else ""
     return after if after.strip() else text
@@ -320,11 +329,30 @@ def answer_region(text: str) -> str:
 def extract_answer(text: str, mode: Mode) -> Extracted:
     """The final answer of `text` under `mode`, hidden text ignored and stray
     delimiters stripped."""
-    found = _by_mode(_CALCULATOR_RE.sub("", remove_hidden(assistant_text(text))), mode)
+    found = _by_mode(_CALCULATOR_RE.sub("", remove_hidden(reply_text(text))), mode)
     if found.answer is None:
         return found
     answer = strip_stray_delimiters(found.answer) or None
     return replace(found, answer=answer, candidates=[strip_stray_delimiters(c) for c in found.candidates])
+
+
+def alternatives(text: str) -> list[str]:
+    """Boxes the reply offers as other answers beside the next one, where grading takes
+    the later as a revision (`_revised`): a paragraph or a conclusion word apart, but
+    with a word that offers another answer between them ("alternatively", "or", "could
+    also be"), or no working at all (`\\boxed{7}` then "Therefore, \\boxed{8}")."""
+    region = answer_region(text)
+    if region.count("boxed") < 2:
+        return []
+    spans = [span for span in _answer_boxes(region) if not _negated(region, span[0])]
+    offered: list[str] = []
+    for (_, end, first), (start, _, second) in pairwise(spans):
+        between = region[end:start]
+        if len(between) > MAX_ALTERNATIVE_GAP_CHARS or RETRACTION_RE.search(between):
+            continue
+        if _ALTERNATIVE_RE.search(between) or _NO_WORKING_RE.fullmatch(between):
+            offered += [first.strip(), second.strip()]
+    return list(dict.fromkeys(offered))
 
 
 def _boxes_adjacent(text: str, spans: list[tuple[int, int, str]]) -> bool:

@@ -33,6 +33,7 @@ worker caches that) and also through a process-wide LRU keyed by the gold string
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.verifiers.base import GradeInput, Outcome, Signal, Verdict
 from rlvr.verifiers.math import choices, compare, fallbacks, symbolic
 from rlvr.verifiers.math.compare import Decision, View, decide_cached, view
-from rlvr.verifiers.math.extract import Extracted, Mode, answer_region, extract_answer, extract_gold
+from rlvr.verifiers.math.extract import Extracted, Mode, alternatives, answer_region, extract_answer, extract_gold
 from rlvr.verifiers.math.normalize import normalize
 from rlvr.verifiers.math.structure import Relation, Scalar, Seq, Union
 
@@ -141,11 +142,13 @@ SIGNALS = {
 }
 
 
-def _signals(outcome: Outcome, found: Extracted, gold: PreparedGold, params: MathParams) -> tuple[str, ...]:
+def _signals(
+    outcome: Outcome, found: Extracted, gold: PreparedGold, params: MathParams, response: str
+) -> tuple[str, ...]:
     """What the response tried (`SIGNALS`), from what grading it found. Never a failure
     of its own: a signal that cannot be decided is left out."""
     signals = []
-    if outcome.details.get("hedge") is True or _offers_several(found, gold, params):
+    if outcome.details.get("hedge") is True or _offers_several(found, gold, params, alternatives(response)):
         signals.append("hedge")
     if found.in_thinking and found.method in _STATED_METHODS:
         signals.append("answer_in_thinking_only")
@@ -163,15 +166,15 @@ def _same_value(first: str, second: str, params: MathParams) -> bool:
     )
 
 
-def _offers_several(found: Extracted, gold: PreparedGold, params: MathParams) -> bool:
+def _offers_several(found: Extracted, gold: PreparedGold, params: MathParams, others: list[str]) -> bool:
     """Whether the response offers final answers of different values (its unretracted
     boxes), whichever is graded: a hedge that lost is a hedge too. Not where the gold
     has several parts, which several boxes may hold together. Compared without sympy
     (the last thing `verify` does, which lifts the budget after): a signal must never
     make grading slower than its verdict."""
-    if len(found.candidates) < 2 or _many_parts(gold):
+    if len(found.candidates) + len(others) < 2 or _many_parts(gold):
         return False  # most responses: one box or none
-    offered = list(dict.fromkeys(c for c in found.candidates if c.strip()))
+    offered = list(dict.fromkeys(c for c in [*others, *found.candidates] if c.strip()))
     if len(offered) < 2:
         return False
     if len(offered) > MAX_CANDIDATES:
@@ -197,7 +200,7 @@ class MathVerifier:
     name = "math"
     # Its versions, and what each changed: CHANGELOG.md. A new version keeps verdicts
     # cached under old rules from being served.
-    version = "2.3.0"
+    version = "2.4.0"
     description = (
         "Final answer (what the response states last, in the model's own turn under any chat or reasoning "
         "template: text after the thinking first; an unretracted, un-negated \\boxed{}, an <answer> tag, a "
@@ -255,7 +258,7 @@ class MathVerifier:
         found = extract_answer(response, params.extraction)
         details["extraction"] = found.method
         outcome = self._graded(item, params, gold, found, details)
-        outcome.signals = _signals(outcome, found, gold, params)
+        outcome.signals = _signals(outcome, found, gold, params, response)
         return outcome
 
     def _graded(
@@ -304,7 +307,7 @@ class MathVerifier:
                 details["hedge"] = True
             return _outcome(False, decision.reason, details)
 
-        if decision.pred != gold.view.norm.text and decision.pred in _question_expressions(item.prompt):
+        if _restates_question(decision.pred, gold, item.prompt):
             # "Simplify $\\tan 100^\\circ + 4\\sin 100^\\circ$" answered with that expression:
             # equal in value, but no answer.
             details["restates_question"] = True
@@ -372,23 +375,77 @@ _LETTER_RE = re.compile(r"[a-zA-Z]")
 
 
 @lru_cache(maxsize=1024)
+def _restates_question(answer: str, gold: PreparedGold, prompt: str) -> bool:
+    """The (normalised) answer is an expression the question gives to work on, however
+    either writes its operators (`8*7` for `8 \\times 7`), and not the gold's own form."""
+    if answer == gold.view.norm.text:
+        return False
+    key = restatement_key(answer)
+    return key != restatement_key(gold.view.norm.text) and key in _question_expressions(prompt)
+
+
+@functools.lru_cache(maxsize=256)
 def _question_expressions(prompt: str) -> frozenset[str]:
-    """The normalised math spans of the question that are expressions to work on
-    (an operation, not a bare number)."""
-    if "$" not in prompt and "\\(" not in prompt and "\\[" not in prompt:
-        return frozenset()
+    """The question's expressions to work on (an operation, not a bare number), as
+    `restatement_key`s: its math spans, and arithmetic written in plain text (`8*7=`)."""
+    text = prompt[:MAX_QUESTION_CHARS]
+    spans = list(fallbacks.math_spans(text)) if "$" in text or "\\(" in text or "\\[" in text else []
+    spans += _PLAIN_EXPRESSION_RE.findall(text)
     found = set()
-    for span in fallbacks.math_spans(prompt[:MAX_QUESTION_CHARS]):
+    for span in spans:
         norm = normalize(span).text
         if norm and "=" not in norm and _OPERATION_RE.search(norm) is not None:
-            found.add(norm)
+            key = restatement_key(norm)
+            if not _PLAIN_VALUE_RE.fullmatch(key):
+                found.add(key)
     return frozenset(found)
 
 
+def restatement_key(text: str) -> str:
+    """`text` with the ways of writing one operation made one: `\\times`, `\\cdot`, the
+    multiplication sign and `*`; `\\div`, the division sign and `/`; `**` and `^`;
+    `\\frac{a}{b}` and `(a)/(b)`; braces and the parentheses around a lone number or
+    name."""
+    key = text.replace(" ", "")
+    for old, new in _OPERATOR_SPELLINGS:
+        key = key.replace(old, new)
+    key = _DIGIT_FRACTION_RE.sub(r"(\1)/(\2)", _FRACTION_RE.sub(r"(\1)/(\2)", key))
+    key = key.replace("{", "(").replace("}", ")")
+    for _ in range(2):
+        key = _LONE_PARENS_RE.sub(r"\1", key)
+    return key
+
+
+_OPERATOR_SPELLINGS = (
+    ("\\times", "*"),
+    ("\\cdot", "*"),
+    ("\u00d7", "*"),
+    ("\u00b7", "*"),
+    ("\\div", "/"),
+    ("\u00f7", "/"),
+    ("**", "^"),
+    ("\\left", ""),
+    ("\\right", ""),
+    ("\\dfrac", "\\frac"),
+    ("\\tfrac", "\\frac"),
+)
+_FRACTION_RE = re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}")
+_DIGIT_FRACTION_RE = re.compile(r"\\frac(\d)(\d)")
+_LONE_PARENS_RE = re.compile(r"\((\w+(?:\.\d+)?)\)")
+# Arithmetic in plain text: operands (no spaces, no operators) joined by operators. The
+# operand and operator characters are disjoint, operands are taken whole (possessive)
+# and start where no operand character stands before: linear.
+_PLAIN_EXPRESSION_RE = re.compile(
+    r"(?<![\w.(){}\\])[\w.(){}\\]++(?:[ \t]*+(?:\*\*|[-+*/^\u00d7\u00f7\u00b7])[ \t]*+[\w.(){}\\]++)+"
+)
+_PLAIN_VALUE_RE = re.compile(r"-?\d+(?:\.\d+)?(?:/\d+)?")
+
+
 MAX_QUESTION_CHARS = 20_000
-# An operation between operands (`a + b`, `2^{10}`, `\\binom{10}{3}`, `\\sin 100`): a
-# lone number, `-3` or `\\frac{2}{3}` is a value the question may name as an option.
-_OPERATION_RE = re.compile(r"(?<=[\w})])\s*[-+*/^]|\\(?:cdot|times|div|sin|cos|tan|log|ln|sum|prod|int|binom)\b")
+# An operation between operands (`a + b`, `2^{10}`, `\\binom{10}{3}`, `\\sin 100`, written
+# `\\sin100` once normalised): a lone number, `-3` or `\\frac{2}{3}` is a value the
+# question may name as an option.
+_OPERATION_RE = re.compile(r"(?<=[\w})])\s*[-+*/^]|\\(?:cdot|times|div|sin|cos|tan|log|ln|sum|prod|int|binom)")
 
 
 # Fallbacks that keep only the last side of an equation they read.
