@@ -163,12 +163,15 @@ def assistant_text(text: str, primed: bool = False) -> str:
     return ""
 
 
+_THINK_CLOSE_RE = re.compile(re.escape(THINK_CLOSE), re.IGNORECASE)
+
+
 def reply_text(text: str) -> str:
     """`assistant_text`, where a reply that closes thinking it never opened began inside
     it: DeepSeek-R1's template opens `<think>` in the prompt, so its replies hold only
     the `</think>`, and the answer it reasoned to before that is still thinking."""
     own = assistant_text(text)
-    if THINK_OPEN in own or THINK_CLOSE in own or THINK_CLOSE not in text.lower():
+    if THINK_OPEN in own or THINK_CLOSE in own or _THINK_CLOSE_RE.search(text) is None:
         return own
     primed = assistant_text(text, primed=True)
     return primed if THINK_CLOSE in primed else own

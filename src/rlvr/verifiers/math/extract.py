@@ -106,6 +106,9 @@ class Extracted:
     candidates: list[str] = field(default_factory=list)
     # Read from inside the model's thinking: its reply after the thinking has none, nor its text.
     in_thinking: bool = False
+    # Boxes offered as other answers beside a later one that grading takes as a revision
+    # (a paragraph or a conclusion word apart): telemetry for the `hedge` signal only.
+    alternatives: list[str] = field(default_factory=list)
 
 
 def boxed_spans(text: str) -> list[tuple[int, int, str]]:
@@ -155,17 +158,32 @@ def _revised(text: str, prev_end: int, start: int) -> bool:
     return any(r.search(text, prev_end, start) is not None for r in (RETRACTION_RE, _REVISION_RE))
 
 
-def _unretracted(text: str, spans: list[tuple[int, int, str]]) -> list[str]:
-    """The boxed candidates that still stand: those offered with the last box, after
-    the last retraction or revision."""
+def _unretracted(text: str, spans: list[tuple[int, int, str]]) -> Extracted:
+    """The last box as the answer, with the boxed candidates that still stand (those
+    offered with it, after the last retraction or revision) and the boxes a revision
+    set aside that were offered as other answers (`_offered_instead`)."""
     standing: list[str] = []
+    offered: list[str] = []
     prev_end = -1
     for start, end, content in spans:
         if prev_end >= 0 and _revised(text, prev_end, start):
+            if _offered_instead(text, prev_end, start):
+                offered += [standing[-1], content.strip()]
             standing.clear()
         standing.append(content.strip())
         prev_end = end
-    return list(dict.fromkeys(standing))
+    return Extracted(standing[-1], "boxed", list(dict.fromkeys(standing)), alternatives=list(dict.fromkeys(offered)))
+
+
+def _offered_instead(text: str, end: int, start: int) -> bool:
+    """Between two boxes, a word that offers the later as another answer ("alternatively",
+    "or", "could also be"), or no working at all (`\\boxed{7}` then "Therefore,
+    \\boxed{8}"), and no retraction."""
+    if start - end > MAX_ALTERNATIVE_GAP_CHARS or RETRACTION_RE.search(text, end, start) is not None:
+        return False
+    return (
+        _ALTERNATIVE_RE.search(text, end, start) is not None or _NO_WORKING_RE.fullmatch(text, end, start) is not None
+    )
 
 
 def _negated(text: str, box_start: int) -> bool:
@@ -182,7 +200,7 @@ def _plain_boxes(text: str) -> Extracted | None:
     spans = _answer_boxes(text)
     if not spans:
         return None
-    return Extracted(spans[-1][2].strip(), "boxed", _unretracted(text, spans))
+    return _unretracted(text, spans)
 
 
 def _from_boxes(text: str) -> Extracted | None:
@@ -202,7 +220,7 @@ def _from_boxes(text: str) -> Extracted | None:
         return Extracted(found[0], f"{found[1]}_after_box")
     if not standing:
         return Extracted(None, "negated_box")
-    return Extracted(standing[-1][2].strip(), "boxed", _unretracted(text, standing))
+    return _unretracted(text, standing)
 
 
 def _answer_tag_content(text: str) -> str | None:
@@ -334,25 +352,6 @@ def extract_answer(text: str, mode: Mode) -> Extracted:
         return found
     answer = strip_stray_delimiters(found.answer) or None
     return replace(found, answer=answer, candidates=[strip_stray_delimiters(c) for c in found.candidates])
-
-
-def alternatives(text: str) -> list[str]:
-    """Boxes the reply offers as other answers beside the next one, where grading takes
-    the later as a revision (`_revised`): a paragraph or a conclusion word apart, but
-    with a word that offers another answer between them ("alternatively", "or", "could
-    also be"), or no working at all (`\\boxed{7}` then "Therefore, \\boxed{8}")."""
-    region = answer_region(text)
-    if region.count("boxed") < 2:
-        return []
-    spans = [span for span in _answer_boxes(region) if not _negated(region, span[0])]
-    offered: list[str] = []
-    for (_, end, first), (start, _, second) in pairwise(spans):
-        between = region[end:start]
-        if len(between) > MAX_ALTERNATIVE_GAP_CHARS or RETRACTION_RE.search(between):
-            continue
-        if _ALTERNATIVE_RE.search(between) or _NO_WORKING_RE.fullmatch(between):
-            offered += [first.strip(), second.strip()]
-    return list(dict.fromkeys(offered))
 
 
 def _boxes_adjacent(text: str, spans: list[tuple[int, int, str]]) -> bool:

@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.verifiers.base import GradeInput, Outcome, Signal, Verdict
 from rlvr.verifiers.math import choices, compare, fallbacks, symbolic
 from rlvr.verifiers.math.compare import Decision, View, decide_cached, view
-from rlvr.verifiers.math.extract import Extracted, Mode, alternatives, answer_region, extract_answer, extract_gold
+from rlvr.verifiers.math.extract import Extracted, Mode, answer_region, extract_answer, extract_gold
 from rlvr.verifiers.math.normalize import normalize
 from rlvr.verifiers.math.structure import Relation, Scalar, Seq, Union
 
@@ -142,13 +142,11 @@ SIGNALS = {
 }
 
 
-def _signals(
-    outcome: Outcome, found: Extracted, gold: PreparedGold, params: MathParams, response: str
-) -> tuple[str, ...]:
+def _signals(outcome: Outcome, found: Extracted, gold: PreparedGold, params: MathParams) -> tuple[str, ...]:
     """What the response tried (`SIGNALS`), from what grading it found. Never a failure
     of its own: a signal that cannot be decided is left out."""
     signals = []
-    if outcome.details.get("hedge") is True or _offers_several(found, gold, params, alternatives(response)):
+    if outcome.details.get("hedge") is True or _offers_several(found, gold, params):
         signals.append("hedge")
     if found.in_thinking and found.method in _STATED_METHODS:
         signals.append("answer_in_thinking_only")
@@ -166,15 +164,15 @@ def _same_value(first: str, second: str, params: MathParams) -> bool:
     )
 
 
-def _offers_several(found: Extracted, gold: PreparedGold, params: MathParams, others: list[str]) -> bool:
+def _offers_several(found: Extracted, gold: PreparedGold, params: MathParams) -> bool:
     """Whether the response offers final answers of different values (its unretracted
     boxes), whichever is graded: a hedge that lost is a hedge too. Not where the gold
     has several parts, which several boxes may hold together. Compared without sympy
     (the last thing `verify` does, which lifts the budget after): a signal must never
     make grading slower than its verdict."""
-    if len(found.candidates) + len(others) < 2 or _many_parts(gold):
+    if len(found.candidates) + len(found.alternatives) < 2 or _many_parts(gold):
         return False  # most responses: one box or none
-    offered = list(dict.fromkeys(c for c in [*others, *found.candidates] if c.strip()))
+    offered = list(dict.fromkeys(c for c in [*found.alternatives, *found.candidates] if c.strip()))
     if len(offered) < 2:
         return False
     if len(offered) > MAX_CANDIDATES:
@@ -258,7 +256,7 @@ class MathVerifier:
         found = extract_answer(response, params.extraction)
         details["extraction"] = found.method
         outcome = self._graded(item, params, gold, found, details)
-        outcome.signals = _signals(outcome, found, gold, params, response)
+        outcome.signals = _signals(outcome, found, gold, params)
         return outcome
 
     def _graded(
