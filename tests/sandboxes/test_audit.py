@@ -50,7 +50,7 @@ def _noted(program: str) -> dict[str, list[str]]:
         ("import textwrap; textwrap.indent.__code__", "harness_tampering"),
         ("import gc; gc.get_objects()", "harness_tampering"),
         ("import builtins; builtins.len = lambda s: 3", "harness_tampering"),
-        ("import sys, json; sys.modules['json'] = None", "harness_tampering"),
+        ("import builtins; builtins.sorted = lambda *a, **k: []", "harness_tampering"),
         (
             "def g(): pass\ng.__code__ = (lambda: 1).__code__\nimport textwrap\ntextwrap.indent.__code__ = g.__code__",
             "harness_tampering",
@@ -88,3 +88,8 @@ def test_evidence_from_a_pipe_keeps_known_names_only() -> None:
 
     assert audit.parse("sandbox_denied\nmade_up\nexit_before_tests\n") == ["exit_before_tests", "sandbox_denied"]
     assert audit.parse("") == []
+
+
+def test_a_builtin_no_test_uses_may_be_rebound() -> None:
+    # `input = sys.stdin.readline` in builtins is how fast-I/O templates start.
+    assert _noted("import builtins, sys\nbuiltins.input = sys.stdin.readline") == {"drained": [], "exits": []}

@@ -13,6 +13,7 @@ job's process, after the runner's own setup and right before the program's first
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import sys
@@ -104,6 +105,53 @@ _TAMPER_EVENTS = frozenset(
 _FRAME_ATTRS = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"))
 _TEST_FILES = ("test_", "test.py", "setup.py")
 _KILL_EVENTS = frozenset(("os.kill", "os.killpg", "signal.pthread_kill"))
+# The builtins tests compare and convert with, whose rebinding `drain(final=True)`
+# notes. Not all of them: reading a value writes its reference count, and in a freshly
+# forked job every object touched costs a copied page.
+WATCHED_BUILTINS = (
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "dict",
+    "enumerate",
+    "float",
+    "frozenset",
+    "getattr",
+    "hash",
+    "int",
+    "isinstance",
+    "iter",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "next",
+    "print",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "sorted",
+    "str",
+    "sum",
+    "tuple",
+    "type",
+    "zip",
+    "__import__",
+)
+# Taken here, at import in the process jobs are forked from: what a job's `watch` does
+# first costs it copied pages (each object read writes its reference count).
+_BUILTIN_VALUES = {key: vars(builtins)[key] for key in WATCHED_BUILTINS}
+# Where the interpreter and its libraries live (under /root on a pyenv host): reading
+# them is importing.
+_PYTHON_DIRS = tuple(
+    place.rstrip("/") + "/"
+    for place in (sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path)
+    if type(place) is str and place.startswith("/") and place != "/"
+)
 # Bound here: the program may rebind these module attributes.
 _getframe = sys._getframe
 _getpid = os.getpid
@@ -116,28 +164,25 @@ _found: set[str] = set()
 _fresh: list[str] = []
 _state = {"on": False, "busy": False, "paused": False}
 _on_exit: list[Callable[[list[str]], None]] = []
-_snapshots: list[tuple[dict[str, Any], dict[str, int]]] = []
-# Where the interpreter and its libraries live (under /root on a pyenv host): reading
-# them is importing.
-_python_dirs: list[str] = []
+_watched: list[dict[str, Any]] = []
 
 
 def watch(on_exit: Callable[[list[str]], None] | None = None, *namespaces: Any) -> None:
     """Start noting, in this process, from here on. `on_exit` gets the evidence at once
     when the program signals its own process (it may never write a record again);
     `namespaces` are builtins (modules or dicts) whose names the program must not rebind,
-    checked by `drain(final=True)`."""
+    checked by `drain(final=True)` (the module table is left to the code's reading: a
+    copy of it, compared twice a job, costs more than the signal is worth)."""
     if _state["paused"]:
         return
     if on_exit is not None:
         _on_exit.append(on_exit)
-    for space in (sys.modules, *namespaces):
+    for space in namespaces:
         names = space if isinstance(space, dict) else vars(space)
-        _snapshots.append((names, {key: id(value) for key, value in list(names.items())}))
+        if all(names is not kept for kept in _watched):
+            _watched.append(names)
     if not _state["on"]:
         _state["on"] = True
-        places = (sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path)
-        _python_dirs.extend(p.rstrip("/") + "/" for p in places if type(p) is str and p.startswith("/") and p != "/")
         sys.addaudithook(_hook)
 
 
@@ -154,7 +199,7 @@ def paused() -> Iterator[None]:
 
 def drain(final: bool = False) -> list[str]:
     """The signals noted since the last drain. With `final`, also whether the program
-    rebound a builtin or a loaded module (a dict walk: once per job, not per test)."""
+    rebound a builtin (a dict walk: at the load and the end of a job, not per test)."""
     if final and TAMPERING not in _found and _rebound():
         _note(TAMPERING)
     if not _fresh:
@@ -190,12 +235,12 @@ def take(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], frozenset
 
 
 def _rebound() -> bool:
-    for names, ids in _snapshots:
+    """Whether a builtin a test uses has another value now. Compared by identity with
+    the values taken at import (no `id()`: each call of it is an audit event)."""
+    for names in _watched:
         try:
-            for key, ident in ids.items():
-                value = names.get(key, _rebound)
-                if id(value) != ident and key not in ("_", "__main__", "solution"):
-                    return True
+            if any(names.get(key, value) is not value for key, value in _BUILTIN_VALUES.items()):
+                return True
         except BaseException:
             return True
     return False
@@ -256,7 +301,7 @@ def _path_signal(path: Any) -> str | None:
     full = _normpath(text if text.startswith("/") else _join(_getcwd(), text))
     if full.startswith(_PACKAGE_DIR + "/"):
         return TAMPERING
-    if full.startswith(tuple(_python_dirs)):
+    if full.startswith(_PYTHON_DIRS):
         return None
     if full == "/" and not text.startswith("/tmp"):
         return DENIED

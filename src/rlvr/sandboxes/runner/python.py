@@ -207,7 +207,7 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     except BaseException as exc:
         channel.write({"load": "timeout" if isinstance(exc, core.TestTimeout) else "error", "e": load_failure(exc)})
         return 0
-    channel.write(_with_evidence({"load": "ok"}, final=True))
+    channel.write(_with_evidence({"load": "ok"}))
     if job["mode"] == "call":
         _call(job, ns, channel, job["inputs"] if steps is None else steps)
     else:
@@ -219,9 +219,9 @@ def run(job: core.Frame, priv: core.Privileges, channel: core.Channel) -> int:
     return 0
 
 
-def _with_evidence(record: core.Record, final: bool = False) -> core.Record:
+def _with_evidence(record: core.Record) -> core.Record:
     """`record` with what the audit hook noted since the last record (`audit`)."""
-    found = audit.drain(final)
+    found = audit.drain()
     if found:
         record["a"] = found
     return record

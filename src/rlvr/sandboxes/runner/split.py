@@ -98,7 +98,7 @@ def _serve(job: core.Frame, program: CodeType | None, sock: _socket.socket) -> N
         audit.watch(None, builtins, ns["__builtins__"])
         exec(program if program is not None else python.compile_source(job["code"], "solution.py"), ns)
         names = {k: wire.encode(v, handles.add, rich=True) for k, v in list(ns.items()) if not k.startswith("__")}
-        send_msg(sock, {"ready": names, "a": audit.drain(final=True)})
+        send_msg(sock, {"ready": names, "a": audit.drain()})
     except BaseException as exc:
         send_msg(sock, {"load_error": python.load_failure(exc), "a": audit.drain()})
         return

@@ -136,35 +136,53 @@ PYTHON_TAMPERING = Words(
 )
 # The runner's record channel opened or closed by its number.
 CHANNEL_FD = Words(frozenset(("open", "close")), r"\b(?:open|os\s*\.\s*close)\s*\(\s*[3-9]\s*[,)]")
-# A standard module's function replaced (`math.isclose = ...`), which the tests may use.
-MODULE_PATCH = Words(
-    frozenset(
-        (
-            "math",
-            "cmath",
-            "operator",
-            "json",
-            "random",
-            "itertools",
-            "functools",
-            "collections",
-            "heapq",
-            "bisect",
-            "string",
-            "re",
-            "time",
-            "numpy",
-            "np",
-            "decimal",
-            "fractions",
-            "statistics",
-            "typing",
-        )
-    ),
-    r"\b(?:math|cmath|operator|json|random|itertools|functools|collections|heapq|bisect|string|re|time"
-    r"|numpy|np|decimal|fractions|statistics|typing)\s*\.\s*\w+\s*=(?!=)",
-    ("=",),
+# Standard modules whose functions a test may use, and so a program may replace
+# (`math.isclose = ...`: `module_patched`).
+PATCHABLE_MODULES = frozenset(
+    (
+        "math",
+        "cmath",
+        "operator",
+        "json",
+        "random",
+        "itertools",
+        "functools",
+        "collections",
+        "heapq",
+        "bisect",
+        "string",
+        "re",
+        "time",
+        "numpy",
+        "np",
+        "decimal",
+        "fractions",
+        "statistics",
+        "typing",
+    )
 )
+_ATTRIBUTE_SET = re.compile(r"\s*\.\s*\w+\s*=(?!=)")
+
+
+def module_patched(code: str, words: Collection[str]) -> bool:
+    """Whether the program sets an attribute of a standard module it names: each place
+    the module's name stands is tried once, anchored (few places, where a pattern over
+    the whole text tried every position)."""
+    for module in PATCHABLE_MODULES.intersection(words):
+        start = code.find(module)
+        while start >= 0:
+            end = start + len(module)
+            whole = (start == 0 or not _word_char(code[start - 1])) and not _word_char(code[end : end + 1])
+            if whole and _ATTRIBUTE_SET.match(code, end) is not None:
+                return True
+            start = code.find(module, end)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
 # Writing to a file descriptor: a function's tests need no output, so in a function's
 # program that is the runner's record channel; a script writes its output so (PyRival's
 # FastIO `os.write(self._fd, ...)`), so there only a descriptor above stderr counts.
@@ -397,7 +415,7 @@ LIMIT_HUGE_ALLOCATION = Words(
 LIMIT_HUGE_STRING = Words(
     frozenset(),
     r"['\"]\s*\*\s*\(?\s*(?:1\s*<<\s*(?:2[4-9]|[3-6]\d)|10\s*\*\*\s*(?:[89]|\d\d))",
-    ("<<", "**"),
+    ("'*", "' *", '"*', '" *'),
 )
 LIMIT_SPAWN_LOOP = Words(
     frozenset(("fork", "Thread", "open", "socket", "Popen")),

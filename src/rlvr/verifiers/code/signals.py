@@ -13,7 +13,6 @@ from __future__ import annotations
 import builtins
 import re
 import signal
-from collections import Counter
 
 from rlvr.sandboxes import RunResult, Status
 from rlvr.sandboxes.jobs import (
@@ -71,7 +70,7 @@ _PASSED = ("ok", "pass")
 _SELF_ENDED = frozenset((signal.SIGABRT, signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP))
 MAX_SCANNED_TEXT = 64 * 1024
 _PROGRAM_EXITED = "ProgramGone: program process exited"
-_PYTHON_TAMPERING = (patterns.PYTHON_TAMPERING, patterns.CHANNEL_FD, patterns.MODULE_PATCH)
+_PYTHON_TAMPERING = (patterns.PYTHON_TAMPERING, patterns.CHANNEL_FD)
 # The runner's record channel closed under it (its own traceback, on the job's stderr).
 _CHANNEL_LOST = ("in write_all", "OSError: [Errno 9] Bad file descriptor")
 
@@ -159,7 +158,7 @@ def _tampered(prep: Prepared, code: str, words: frozenset[str], records: list[Re
     fights the time limit, or records came twice (forged)."""
     indices = [record.get("i") for record in records if "i" in record]
     forged = any(type(index) is not int or not 0 <= index < prep.n_tests for index in indices)
-    twice = any(count > 1 for count in Counter(i for i in indices if type(i) is int).values())
+    twice = len(set(indices)) < len(indices)
     # (The runner itself may follow a failed load with a second, failed one.)
     if forged or twice or sum(record.get("load") == "ok" for record in records) > 1:
         return True
@@ -171,7 +170,7 @@ def _tampered(prep: Prepared, code: str, words: frozenset[str], records: list[Re
         return bool(patterns.JS_TAMPERING.search(code, words))
     if prep.language != "python":
         return False
-    if any(pattern.search(code, words) for pattern in _PYTHON_TAMPERING):
+    if any(pattern.search(code, words) for pattern in _PYTHON_TAMPERING) or patterns.module_patched(code, words):
         return True
     if not isinstance(prep.job, _STDIO) and patterns.shadows_builtins(code, _called_by_tests(prep)):
         return True
