@@ -56,7 +56,8 @@ def test_verifiers_list_their_vocabulary(http: httpx.Client) -> None:
     names = [s["name"] for s in listed["math"]["signals"]]
     assert names == ["hedge", "answer_in_thinking_only", "restated_question"]
     assert all(s["description"] and s["example"] for s in listed["math"]["signals"])
-    assert listed["format"]["signals"] == []
+    assert [s["name"] for s in listed["format"]["signals"]] == ["empty_section"]
+    assert [s["name"] for s in listed["ifeval"]["signals"]] == ["padded_text", "keyword_stuffing"]
 
 
 def test_masked_items_still_count_in_their_groups_signals() -> None:

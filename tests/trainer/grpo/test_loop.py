@@ -74,7 +74,10 @@ def test_twenty_steps_against_a_live_service(live_server: str, tmp_path: Path) -
         assert key in steps[0], key
     assert set(steps[0]["reward_by_verifier"]) == {"math", "format"}
     # Every signal of the verifiers graded with, each step, 0 included.
-    assert all(set(r["signal_rates"]) == {"answer_in_thinking_only", "hedge", "restated_question"} for r in steps)
+    assert all(
+        set(r["signal_rates"]) == {"answer_in_thinking_only", "hedge", "restated_question", "empty_section"}
+        for r in steps
+    )
     assert all(0.0 <= rate <= 1.0 for r in steps for rate in r["signal_rates"].values())
     assert steps[0]["kl"] is None  # beta 0: no reference
     assert records[10]["accuracy"] is not None and records[20]["accuracy"] is not None
