@@ -171,7 +171,7 @@ class Registry:
     >>> from rlvr.verifiers.registry import Registry
     >>> fmt = Registry(use_entry_points=False).get("format")
     >>> fmt.name, fmt.version, fmt.default_deadline_s, fmt.prepare is None
-    ('format', '1.0.0', 5.0, True)
+    ('format', '1.1.0', 5.0, True)
     """
 
     def __init__(
