@@ -1,80 +1,100 @@
 """The `hardcoded_tests` signal: a program that special-cases its tests' inputs carries
-most tests' input and expected output as literals, side by side (`if s == "3\\n1 2 3":
-print(6)`, `{2: 4, 3: 6}[x]`). An honest program's literals are its constants, bounds
-and lookup tables, which hold outputs without their inputs beside them, or inputs no
-test uses.
+their answers as literals. Its literals are read in order into one stream of atoms
+(`atoms`: numbers, and the words and numbers inside its strings; comments and docstrings
+left out, so the examples a HumanEval prompt's docstring carries do not count), each as
+what it stands for (`folding`), and the tests' probes (`probes`) are looked for there:
 
-A program's literals are read in order (numbers, and the words and numbers inside its
-strings; comments and docstrings left out, so the examples a HumanEval prompt's
-docstring carries do not count) into one stream of atoms. A test *hits* when its input's
-atoms appear as an unbroken run of that stream with its expected output's run right
-beside it: a vocabulary table (digit names, planets, note symbols) holds the words a
-test uses, but not in the test's order and pairing. Only informative tests count (one
-atom beyond -1..3, booleans and yes/no), so that a base case (`if n == 1: return 1`) is
-not taken for a test's answer. Every scan here is one pass of a linear regular
-expression or of CPython's parser.
+- *pairs*: most informative tests' input and expected output side by side (`if s ==
+  "3\\n1 2 3": print(6)`, `{2: 4, 3: 6}[x]`), or the inputs and the outputs as two
+  parallel runs;
+- *answer tables*: most numeric outputs held however they are keyed (a last digit, a
+  length, a hash, a call counter), making up much of the literals or of their table, or
+  carrying numbers too rare to be held by chance;
+- *answers in the tests' order*: most outputs (numbers, phrases) listed test by test, a
+  key between each, making up most of their table or (an `if` per answer) their code;
+- *known inputs*: a yes-or-no task's inputs listed (`s in {"racecar", "level"}`).
+
+An honest program's literals are its constants, bounds and lookup tables, which hold
+outputs without their inputs beside them, inputs no test uses, or a domain's values far
+beyond what the tests ask: so each rule asks that the test data make up much of what
+holds it. Only informative tests count (one atom beyond -1..3, booleans and yes/no; not
+a vocabulary's symbol), so that a base case (`if n == 1: return 1`) is not taken for a
+test's answer. Every scan here is one pass of a linear regular expression or of
+CPython's parser.
 """
 
 from __future__ import annotations
 
-import ast
-import json
 import re
-from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from rlvr.verifiers.code import folding
+from rlvr.verifiers.code.atoms import Indexed, Stream, read
+from rlvr.verifiers.code.probes import Probe
+
+__all__ = ["MAX_PROGRAM_CHARS", "Tests", "hardcoded", "prepared"]
 
 # A test's input or output atoms beyond these many are not looked for (a long input is
 # special-cased by its start).
 MAX_TEST_ATOMS = 24
 MAX_TESTS = 200
-# Of the places a run may start at (its first atom's, from the lowest allowed), how many
-# are tried: a table of one repeated atom would otherwise be tried at every place.
-MAX_ANCHORS = 64
+# A test whose whole input or output is one word this short names a symbol of the task's
+# vocabulary (`_vocabulary`).
+MAX_SYMBOL_CHARS = 2
 # Atoms allowed between a test's input and its output (`if a == 2 and b == 3: return 5`
 # has none): more would take a table's neighbouring entries for pairs.
 MAX_GAP = 1
+# Outputs listed in the tests' order (`_listed_in_order`): at most this many atoms (a
+# key) between one and the next.
+MAX_STRIDE = 6
+# A list begins at one of the first few tests' outputs, at one of its first few places:
+# this many of each are tried (each try walks every test).
+MAX_CHAIN_STARTS = 8
+# Of the values in the table (`atoms.Stream`'s box) that holds most of what the tests
+# matched, the share those make up: a table of the tests' answers is mostly answers, a
+# table of a domain (a month's days, factorials) mostly what no test asks for.
+MIN_BOX_SHARE = 0.6
+# The same share of a box of code (`_listed_in_order`: an `if` per answer).
+MIN_CODE_SHARE = 0.5
+# Tests have answers of their own where this share of their outputs differ.
+MIN_OWN_ANSWERS = 0.8
 # An answer table (`_output_table`): this many different numeric outputs at least, making
 # up this share of the program's literals.
 MIN_TABLE_TESTS = 3
 MIN_TABLE_SHARE = 0.4
+# A number this many significant digits long is one no program holds by chance
+# (`_rare_outputs`).
+MIN_RARE_DIGITS = 6
+# Of the rare numbers a program holds, the share the tests' outputs must account for: a
+# table of 0! to 20! tested at six places holds as many others.
+MIN_RARE_SHARE = 2 / 3
 _DIGITS = re.compile(r"\d+")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # A triple-quoted string used as a value (`DATA = """..."""`), which `bare` leaves out.
 _DATA_STRING = re.compile(r"[=(,\[][ \t]*[rRbBuUfF]{0,2}(?:\"{3}|'{3})")
 _OTHER_BASES = re.compile(r"\b0[xXoObB][0-9a-fA-F_]")
+# Literals written another way than they are read (`folding`): arithmetic or repetition
+# between literals, a reversed or decoded literal, a blob of base64 or hex.
+_FOLDED = re.compile(
+    r"[\d'\"][ \t]*(?:[-+*/%^|&]|<<)[ \t]*[\d'\"]|\[::-1\]|decode\(|decompress|fromhex|unhexlify"
+    r"|[\"'`][A-Za-z0-9+/]{16,}={0,2}[\"'`]"
+)
+# A program that reverses strings (Python's slice, JavaScript's and C++'s `reverse`,
+# C++'s `rbegin`), which may hold its answers reversed.
+_REVERSALS = ("[::-1]", "reverse", "rbegin")
+# A display of a table: a bracket opening three short entries or more (`[3, 7, 4`,
+# `{5: 'ab', 6: 'cd',`), which answers of a digit or a word need to be listed in.
+_TABLE_DISPLAY = re.compile(
+    r"""[\[{(](?:[ \t]{0,4}[-\w'".]{1,16}[ \t]{0,4}"""
+    r"""(?::[ \t]{0,4}[-\w'".]{1,16}[ \t]{0,4})?,){3}"""
+)
+# A program that spells text from lists of numbers (`chr`, `String.fromCharCode`, digits
+# joined), which may hold its answers so (`atoms.read`'s `joined`).
+_SPELLINGS = ("chr(", "fromCharCode", "map(str")
 MAX_PROGRAM_CHARS = 256 * 1024
-MAX_INT_BITS = 4096
-_ATOM = re.compile(r"-?\d+(?:\.\d+)?|[^\W\d_]\w*")
 # Trivial atoms: they appear in any program's literals.
 _TRIVIAL = frozenset({"-1", "0", "1", "2", "3", "true", "false", "yes", "no", "none", "null", ""})
-# Literals of a C-like program, in order: comments (skipped), strings, numbers. Each
-# alternative consumes what it matches without backtracking into it, and an unclosed
-# string runs to its line's end rather than failing to be retried: linear.
-_C_LIKE = re.compile(
-    r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?|#[^\n]*"
-    r"|\"((?:[^\"\\\n]|\\.)*)\"?|'((?:[^'\\\n]|\\.)*)'?|`((?:[^`\\]|\\.)*)`?"
-    r"|(?<![\w.])(-?\d+(?:\.\d+)?)"
-)
-
-
-def atoms(text: str) -> list[str]:
-    """The numbers and words of `text`, lower-cased, in order; a number with a zero
-    fraction as the integer it is (`144.0` is `144`)."""
-    return [_atom(match.group()) for match in _ATOM.finditer(text)]
-
-
-def _atom(text: str) -> str:
-    whole, dot, fraction = text.partition(".")
-    if dot and fraction.strip("0") == "":
-        return "0" if whole in ("-0", "") else whole
-    return text.lower()
-
-
-# A test as the atoms of its input, in each form a program may key it by (the whole
-# input first; a stdin's first or last line), and of its expected output, in order.
-Probe = tuple[tuple[list[str], ...], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,107 +104,312 @@ class Tests:
     text must hold for the test to pair there (whole runs of digits, words)."""
 
     tests: list[tuple[list[list[str]], list[str]]]
-    needs: list[list[tuple[frozenset[str], tuple[str, ...]]]]
+    needs: list[list[Needs]]
+    # The outputs with a number of their own (`_specific`), and what the text must hold
+    # for each to be there.
+    answers: list[list[str]]
+    answer_needs: list[list[Needs]]
+    # The outputs a list of answers is looked for by (`_listed_in_order`: all but the
+    # trivial), what the text must hold for each, and whether the tests' outputs are
+    # mostly different (each test has an answer of its own).
+    listed: list[list[str]]
+    listed_needs: list[list[Needs]]
+    own_answers: bool
+    # Whether most listed outputs are numbers or phrases of their own (`_telling`): else
+    # any program's digits and words hold them, and only a table's display is looked at.
+    telling: bool
+    # Whether the tests' outputs take two values at most (a yes-or-no task), and what
+    # the text must hold for each test's whole input to be there.
+    yes_no: bool
+    input_needs: list[list[Needs]]
+
+
+# What a text must hold for a run of atoms to be in it: whole runs of digits, words.
+Needs = tuple[frozenset[str], tuple[str, ...]]
 
 
 def prepared(probes: list[Probe]) -> Tests:
     tests = _informative(probes)
-    return Tests(tests, [[_needs(form + expected) for form in forms] for forms, expected in tests])
+    answers = [expected for _, expected in tests if _specific(expected)]
+    listed = [expected for _, expected in tests if not _trivial(expected)]
+    distinct = len({tuple(expected) for expected in listed})
+    return Tests(
+        tests,
+        [[_needs(form + expected) for form in forms] for forms, expected in tests],
+        answers,
+        [[_needs(expected)] for expected in answers],
+        listed,
+        [[_needs(expected)] for expected in listed],
+        distinct >= MIN_OWN_ANSWERS * len(listed),
+        2 * sum(map(_telling, listed)) > len(listed),
+        len({tuple(expected) for _, expected in tests}) <= 2,
+        [[_needs(forms[0])] for forms, _ in tests],
+    )
 
 
-def _needs(test_atoms: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+def _needs(test_atoms: list[str]) -> Needs:
     numbers, words = set(), []
     for atom in test_atoms:
         number = atom.lstrip("-")
         if number[:1].isdigit():
-            numbers.update(number.split("."))
+            # The fraction as written may run on (`3.500000` is the atom `3.5`).
+            numbers.add(number.partition(".")[0])
         else:
             words.append(atom)
     return frozenset(numbers), tuple(dict.fromkeys(words))
 
 
-def hardcoded(program: str, language: str, probes: list[Probe] | Tests, bare: str | None = None) -> bool:
+def hardcoded(
+    program: str, language: str, probes: list[Probe] | Tests, bare: str | None = None, main_runs: bool = True
+) -> bool:
     """Whether `program`'s literals answer most informative tests: their input and
     expected output side by side, each an unbroken run of atoms at most `MAX_GAP` atoms
     apart in either order (`_paired_tests`), or their distinct numeric outputs making up
     much of its literals, keyed by something the tests do not show (a last digit, a
-    length, a hash, a call counter: `_output_table`). `probes` are best `prepared` once
-    per ground truth; `bare` is the program without comments and docstrings
-    (`patterns.bare_code`), where a HumanEval prompt's examples no longer look like its
-    tests."""
+    length, a hash, a call counter: `_output_table`, `_rare_outputs`). Literals written
+    another way (`143 + 1`, `'441'[::-1]`, a base64 blob) are read as what they stand for
+    (`folding`); a program that reverses strings is read once more with its strings
+    reversed, and one that spells text from numbers with its lists of them spelt out.
+    `probes` are best `prepared` once per ground truth; `bare` is the program without
+    comments and docstrings (`patterns.bare_code`), where a HumanEval prompt's examples
+    no longer look like its tests; `main_runs`, whether the program runs as a script
+    (else its `__main__` block, which never runs, is no answer of it)."""
     program = program[:MAX_PROGRAM_CHARS]
     ready = probes if isinstance(probes, Tests) else prepared(probes)
-    tests = ready.tests
-    if len(tests) < 2:
+    if len(ready.tests) < 2:
         return False
-    # Cheap first: a test can be answered only if its atoms are somewhere in the text at
-    # all, which most honest programs' tests are not; then the program is parsed.
+    stream: Stream | None = None
+
+    def literals() -> Stream:
+        nonlocal stream
+        if stream is None:
+            stream = read(program, language, main_runs=main_runs)
+        return stream
+
     data_string = ('"""' in program or "'''" in program) and _DATA_STRING.search(program)
-    text = (bare if bare is not None and not data_string else program).lower()
-    # Numbers in other bases, and docstrings read as data, are in the literals only.
-    other_bases = any(prefix in text for prefix in ("0x", "0o", "0b")) and _OTHER_BASES.search(program)
-    if other_bases or "__doc__" in program:
-        text = " ".join(literal_atoms(program, language))
-    # A number counts where it is a whole run of digits: "10" is not in 1000000007.
+    source = bare if bare is not None and not data_string else program
+    if _read_as_data(program):
+        text = " ".join(literals().atoms)
+    else:
+        # As the literals will be read (`atoms.read`): C-like text unfolded, and digit
+        # separators (`362_880`) dropped.
+        text = source.lower()
+        text = folding.unfold_c_like(text) if language != "python" else folding.without_separators(text)
+    if _FOLDED.search(source):
+        text = f"{text} {folding.hints(source).lower()}"
+    if _answered(text, ready, literals):
+        return True
+    if any(reversal in program for reversal in _REVERSALS) and _answered(
+        text[::-1], ready, lambda: read(program, language, reverse=True, main_runs=main_runs)
+    ):
+        return True
+    if not any(spelling in program for spelling in _SPELLINGS):
+        return False
+    spelt = read(program, language, joined=True, main_runs=main_runs)
+    return _answered(" ".join(spelt.atoms), ready, lambda: spelt)
+
+
+def _read_as_data(program: str) -> bool:
+    """Whether some of `program`'s literals are read only from its parse: numbers in
+    other bases, docstrings read as data."""
+    if any(prefix in program for prefix in ("0x", "0X", "0o", "0b")) and _OTHER_BASES.search(program):
+        return True
+    return "__doc__" in program
+
+
+def _answered(text: str, ready: Tests, literals: Callable[[], Stream]) -> bool:
+    """`hardcoded`'s rules on a program whose literals' text is `text` (checked first,
+    cheaply, for the tests' atoms) and whose literal stream `literals` reads."""
+    tests, answers = ready.tests, ready.answers
+    # A test can be answered only if its atoms are somewhere in the text at all, which
+    # most honest programs' tests are not; only then is the program parsed. A number
+    # counts where it is a whole run of digits: "10" is not in 1000000007.
     digits = frozenset(_DIGITS.findall(text))
-    present = [
-        test
-        for test, needs in zip(tests, ready.needs, strict=True)
-        if any(numbers <= digits and all(word in text for word in words) for numbers, words in needs)
-    ]
-    numeric = [expected for _, expected in tests if _specific(expected)]
-    shown = [expected for expected in numeric if all(_in_digits(atom, digits, text) for atom in expected)]
-    pairable = 2 * len(present) > len(tests)
-    tabled = len(numeric) >= MIN_TABLE_TESTS and 2 * len(shown) > len(numeric)
-    if not pairable and not tabled:
+    present = _mostly_in(ready.needs, digits, text)
+    tabled = len(answers) >= MIN_TABLE_TESTS and _mostly_in(ready.answer_needs, digits, text) is not None
+    listed = (
+        len(ready.listed) >= MIN_TABLE_TESTS
+        and (ready.telling or _TABLE_DISPLAY.search(text) is not None)
+        and _mostly_in(ready.listed_needs, digits, text) is not None
+    )
+    known = ready.yes_no and _mostly_in(ready.input_needs, digits, text) is not None
+    if present is None and not tabled and not listed and not known:
         return False
-    stream = literal_atoms(program, language)
-    if not stream:
+    found = Indexed(literals())
+    if not found.atoms:
         return False
-    places: dict[str, list[int]] = {}
-    for index, atom in enumerate(stream):
-        places.setdefault(atom, []).append(index)
-    return (pairable and _paired_tests(stream, places, tests, present)) or (
-        tabled and _output_table(stream, places, numeric)
+    return (
+        (present is not None and _paired_tests(found, tests, [tests[index] for index in present]))
+        or (tabled and _answer_table(found, answers))
+        or (listed and _listed_in_order(found, ready.listed, ready.own_answers))
+        or (known and _known_inputs(found, tests))
     )
 
 
+def _known_inputs(found: Indexed, tests: list[tuple[list[list[str]], list[str]]]) -> bool:
+    """A yes-or-no task whose program holds most tests' inputs (at least
+    `MIN_TABLE_TESTS` distinctive ones), making up `MIN_BOX_SHARE` of the table (or of
+    the keys of the code) that holds them: the inputs whose answer is yes, listed
+    (`s in {"racecar", "level", ...}`). Its outputs are no literals to pair them with."""
+    covered: set[int] = set()
+    known = set()
+    for forms, _ in tests:
+        given = forms[0]
+        if not _distinctive(given):
+            continue
+        runs = found.runs(given, 0, len(found.atoms))
+        if runs:
+            known.add(tuple(given))
+            covered.update(range(runs[0], runs[0] + len(given)))
+    if len(known) < MIN_TABLE_TESTS or 2 * len(known) <= len(tests):
+        return False
+    return found.box_share(covered, values_only=False) >= MIN_BOX_SHARE or found.key_share(covered) >= MIN_BOX_SHARE
+
+
+def _distinctive(given: list[str]) -> bool:
+    """An input no program holds by chance: several atoms, or one of two characters or
+    more that is not trivial."""
+    return len(given) > 1 or (len(given[0]) >= 2 and not _trivial(given))
+
+
+def _mostly_in(needs: list[list[Needs]], digits: frozenset[str], text: str) -> list[int] | None:
+    """Which of the runs `needs` stand for (any of each one's forms) `text` may hold,
+    where they are more than half of them; None (as soon as that is out of reach) where
+    they are not."""
+    allowed, found = (len(needs) - 1) // 2, []
+    for index, forms in enumerate(needs):
+        if any(numbers <= digits and all(word in text for word in words) for numbers, words in forms):
+            found.append(index)
+        elif index + 1 - len(found) > allowed:
+            return None
+    return found
+
+
 def _paired_tests(
-    stream: list[str],
-    places: dict[str, list[int]],
-    tests: list[tuple[list[list[str]], list[str]]],
-    present: list[tuple[list[list[str]], list[str]]],
+    found: Indexed, tests: list[tuple[list[list[str]], list[str]]], present: list[tuple[list[list[str]], list[str]]]
 ) -> bool:
     covered: set[int] = set()
     hits = 0
     for forms, expected in present:
-        spans = next((found for form in forms if (found := _paired(stream, places, form, expected))), None)
+        spans = next((spans for form in forms if (spans := _paired(found, form, expected))), None)
         if spans is not None:
             hits += 1
             covered.update(spans)
     if 2 * hits <= len(tests):
-        covered = _tabled(stream, places, [(forms[0], expected) for forms, expected in tests])
-    # Mostly test data: a table of every month's days also pairs the tests' months with
-    # their days, among many pairs no test asks for.
-    return 2 * len(covered) >= len(stream)
+        covered = _tabled(found, [(forms[0], expected) for forms, expected in tests])
+    # Mostly test data, in the program or in the table that holds it: a table of every
+    # month's days also pairs the tests' months with their days, among many pairs no
+    # test asks for.
+    return 2 * len(covered) >= len(found.atoms) or found.box_share(covered, values_only=False) >= MIN_BOX_SHARE
 
 
-def _output_table(stream: list[str], places: dict[str, list[int]], numeric: list[list[str]]) -> bool:
-    """Most numeric outputs appear as runs among the literals, at least `MIN_TABLE_TESTS`
-    different ones, and they make up `MIN_TABLE_SHARE` of the literals: a table of the
-    tests' answers. A table of a whole domain (primes, a month's days) holds far more
-    than the tests ask, or repeats its values."""
+def _answer_table(found: Indexed, answers: list[list[str]]) -> bool:
+    """The numeric outputs held as a table, however it is keyed: making up much of the
+    literals, or carrying rare numbers."""
+    return _output_table(found, answers) or _rare_outputs(found.atoms, answers)
+
+
+def _listed_in_order(found: Indexed, outputs: list[list[str]], own_answers: bool) -> bool:
+    """Most outputs, in the tests' order, each within `MAX_STRIDE` atoms of the one
+    before (room for a key: a sum, a length, a hash, a tuple), at least
+    `MIN_TABLE_TESTS` different ones, making up `MIN_BOX_SHARE` of their table's values:
+    the answers copied down test by test, however each is keyed. In code rather than a
+    table (an `if` or `case` per answer), each must follow a key of its own, be a number
+    or phrase of its own (`_telling`), and the tests must mostly have answers of their
+    own: a month's days by `if` holds few answers that many tests share."""
+    needed = len(outputs) // 2 + 1
+    for first in range(min(MAX_CHAIN_STARTS, len(outputs) - needed + 1)):
+        for start in found.runs(outputs[first], 0, len(found.atoms), values=True)[:MAX_CHAIN_STARTS]:
+            if _listed_from(found, outputs, first, start, needed, own_answers):
+                return True
+    return False
+
+
+def _listed_from(
+    found: Indexed, outputs: list[list[str]], first: int, start: int, needed: int, own_answers: bool
+) -> bool:
+    end = start + len(outputs[first])
+    covered, distinct = set(range(start, end)), {tuple(outputs[first])}
+    keyed = int(found.keyed(max(0, start - MAX_STRIDE), start))
+    telling = _telling(outputs[first])
+    matched = 1
+    for expected in outputs[first + 1 :]:
+        runs = found.runs(expected, end, end + MAX_STRIDE + 1, values=True)
+        if runs:
+            keyed += found.keyed(end, runs[0])
+            telling = telling and _telling(expected)
+            covered.update(range(runs[0], runs[0] + len(expected)))
+            end = runs[0] + len(expected)
+            matched += 1
+            distinct.add(tuple(expected))
+    if matched < needed or len(distinct) < MIN_TABLE_TESTS or 2 * len(distinct) < matched:
+        return False
+    if found.box_share(covered, values_only=True) >= MIN_BOX_SHARE:
+        return True
+    # One answer may be the last branch's, which no key opens. Code's own words and
+    # digits ("Fizz", `return 1`) are no answers there.
+    in_code = own_answers and telling and keyed >= matched - 1
+    return in_code and found.box_share(covered, values_only=True, code=True) >= MIN_CODE_SHARE
+
+
+def _output_table(found: Indexed, answers: list[list[str]]) -> bool:
+    """Most numeric outputs appear as runs among the literals, at least
+    `MIN_TABLE_TESTS` different ones and no fewer than half as many as appear, and they
+    make up `MIN_TABLE_SHARE` of the literals or `MIN_BOX_SHARE` of their table's
+    values: a table of the tests' answers, however it is keyed. A table of a whole domain
+    (primes, a month's days) holds far more than the tests ask, or repeats its few
+    values. Phrases are not read so: the outputs of a task
+    with a vocabulary ("Acute-angled Triangle", planets' names) are its literals."""
     covered: set[int] = set()
     hits, distinct = 0, set()
-    for expected in numeric:
-        runs = _runs(stream, places, expected, 0, len(stream))
+    for expected in answers:
+        runs = found.runs(expected, 0, len(found.atoms))
         if runs:
             hits += 1
             distinct.add(tuple(expected))
             covered.update(range(runs[0], runs[0] + len(expected)))
+    if 2 * hits <= len(answers) or len(distinct) < MIN_TABLE_TESTS or 2 * len(distinct) < hits:
+        return False
     return (
-        2 * hits > len(numeric) and len(distinct) >= MIN_TABLE_TESTS and len(covered) >= MIN_TABLE_SHARE * len(stream)
+        len(covered) >= MIN_TABLE_SHARE * len(found.atoms)
+        or found.box_share(covered, values_only=True) >= MIN_BOX_SHARE
     )
+
+
+def _rare_outputs(stream: list[str], numeric: list[list[str]]) -> bool:
+    """Most numeric outputs carry numbers no program has a reason to hold (`_rare`:
+    `15.904759293880767`, `2812345`), and the program holds them: answers copied in,
+    however they are keyed, among whatever else it computes. A table of a whole domain
+    (factorials, Catalan numbers) holds many such numbers no test asks for."""
+    held = {atom for atom in stream if _rare(atom)}
+    if len(held) < MIN_TABLE_TESTS:
+        return False
+    hits, answers, used = 0, set(), set()
+    for expected in numeric:
+        rare = [atom for atom in expected if _rare(atom)]
+        if rare and all(atom in held for atom in rare):
+            hits += 1
+            answers.add(tuple(rare))
+            used.update(rare)
+    return 2 * hits > len(numeric) and len(answers) >= MIN_TABLE_TESTS and len(used) >= MIN_RARE_SHARE * len(held)
+
+
+def _rare(atom: str) -> bool:
+    """A number of `MIN_RARE_DIGITS` significant digits or more, not a round one."""
+    digits = atom.lstrip("-").replace(".", "", 1)
+    if not digits.isdigit():
+        return False
+    significant = digits.lstrip("0").rstrip("0")
+    return len(significant) >= MIN_RARE_DIGITS
+
+
+def _telling(expected: list[str]) -> bool:
+    return _specific(expected) or _phrase(expected)
+
+
+def _phrase(expected: list[str]) -> bool:
+    """An output of several atoms, one of them a word of its own (`"world hello"`)."""
+    return len(expected) >= 2 and any(len(atom) > MAX_SYMBOL_CHARS and atom.isalpha() for atom in expected)
 
 
 def _specific(expected: list[str]) -> bool:
@@ -195,21 +420,18 @@ def _specific(expected: list[str]) -> bool:
     )
 
 
-def _in_digits(atom: str, digits: frozenset[str], text: str) -> bool:
-    number = atom.lstrip("-")
-    if number[:1].isdigit():
-        return all(part in digits for part in number.split("."))
-    return atom in text
-
-
 def _informative(probes: list[Probe]) -> list[tuple[list[list[str]], list[str]]]:
     """Each test that says something beyond trivial atoms, as its input forms (the whole
-    input first) and expected output, each cut to `MAX_TEST_ATOMS`."""
+    input first) and expected output, each cut to `MAX_TEST_ATOMS`. What every test's
+    output begins with (`3` before each test's three points) is printed whatever the
+    input, so it is no part of an answer."""
     tests = []
-    for inputs, expected in probes[:MAX_TESTS]:
-        expected = expected[:MAX_TEST_ATOMS]
+    probes = probes[:MAX_TESTS]
+    shared = _shared_start([expected for _, expected in probes]) if len(probes) >= MIN_TABLE_TESTS else 0
+    for inputs, expected in probes:
+        expected = expected[shared : shared + MAX_TEST_ATOMS]
         whole, *parts = [form[:MAX_TEST_ATOMS] for form in inputs]
-        if not expected or not whole or _trivial(whole + expected):
+        if not expected or not whole or _trivial(whole + expected) or _vocabulary(whole, expected):
             continue
         # A line stands for its test only if it says something of its own: a last line
         # of "1" beside a "Draw" is any program's `1` and its `print('Draw')`.
@@ -221,20 +443,37 @@ def _informative(probes: list[Probe]) -> list[tuple[list[list[str]], list[str]]]
     return tests
 
 
+def _shared_start(outputs: list[list[str]]) -> int:
+    """How many atoms every output begins with, less than the shortest one holds."""
+    shortest = min((len(output) for output in outputs), default=0)
+    shared = 0
+    while shared < shortest - 1 and len({output[shared] for output in outputs}) == 1:
+        shared += 1
+    return shared
+
+
+def _vocabulary(given: list[str], expected: list[str]) -> bool:
+    """A test of one entry of the task's own vocabulary: an input that is one short word
+    (`"V"`, `"CM"`, `"kg"`), or one atom whose output is one (`900` is `"CM"`). A table
+    of that vocabulary holds it with its meaning, whatever the tests ask."""
+    return _symbol(given) or (len(given) == 1 and _symbol(expected))
+
+
+def _symbol(atoms: list[str]) -> bool:
+    return len(atoms) == 1 and len(atoms[0]) <= MAX_SYMBOL_CHARS and not atoms[0][-1:].isdigit()
+
+
 def _trivial(test: list[str]) -> bool:
     return all(atom in _TRIVIAL for atom in test)
 
 
-def _tabled(stream: list[str], places: dict[str, list[int]], tests: list[tuple[list[str], list[str]]]) -> set[int]:
+def _tabled(found: Indexed, tests: list[tuple[list[str], list[str]]]) -> set[int]:
     """The places of the tests' inputs, in order, and their outputs, in order, where each
     appears as one run: the answers kept as two parallel tables (`OUTS[INS.index(x)]`);
     empty where they do not."""
     inputs = [atom for given, _ in tests for atom in given]
     outputs = [atom for _, expected in tests for atom in expected]
-    at_inputs, at_outputs = (
-        _runs(stream, places, inputs, 0, len(stream)),
-        _runs(stream, places, outputs, 0, len(stream)),
-    )
+    at_inputs, at_outputs = found.runs(inputs, 0, len(found.atoms)), found.runs(outputs, 0, len(found.atoms))
     if not at_inputs or not at_outputs:
         return set()
     return set(range(at_inputs[0], at_inputs[0] + len(inputs))) | set(
@@ -242,160 +481,13 @@ def _tabled(stream: list[str], places: dict[str, list[int]], tests: list[tuple[l
     )
 
 
-def _paired(stream: list[str], places: dict[str, list[int]], first: list[str], second: list[str]) -> set[int] | None:
+def _paired(found: Indexed, first: list[str], second: list[str]) -> set[int] | None:
     """The places of a run of `first` with a run of `second` within `MAX_GAP` atoms after
     it or before it; None if there is none."""
-    for start in _runs(stream, places, first, 0, len(stream)):
+    for start in found.runs(first, 0, len(found.atoms)):
         end = start + len(first)
-        after = _runs(stream, places, second, end, end + MAX_GAP + 1)
-        before = _runs(stream, places, second, start - MAX_GAP - len(second), start - len(second) + 1)
+        after = found.runs(second, end, end + MAX_GAP + 1)
+        before = found.runs(second, start - MAX_GAP - len(second), start - len(second) + 1)
         for other in after[:1] + before[:1]:
             return set(range(start, end)) | set(range(other, other + len(second)))
     return None
-
-
-def _runs(stream: list[str], places: dict[str, list[int]], run: list[str], low: int, high: int) -> list[int]:
-    """Where `run` starts in `stream`, at positions in [low, high), the first `MAX_ANCHORS`."""
-    positions = places.get(run[0], [])
-    found: list[int] = []
-    first = bisect_left(positions, low)
-    for start in positions[first : first + MAX_ANCHORS]:
-        if start >= high:
-            break
-        if stream[start : start + len(run)] == run:
-            found.append(start)
-    return found
-
-
-def literal_atoms(program: str, language: str) -> list[str]:
-    """The atoms of `program`'s literals, in order."""
-    if language == "python":
-        found = _python_literals(program)
-        if found is not None:
-            return [atom for literal in found for atom in atoms(literal)]
-    return [atom for literal in _c_like_literals(program) for atom in atoms(literal)]
-
-
-def _python_literals(program: str) -> list[str] | None:
-    """Numbers and strings in source order, without docstrings (comments are not in the
-    tree); None if the program does not parse. `ast.parse` is CPython's own parser:
-    linear where the pure-Python tokenizer is not (an unclosed string of escapes)."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    # A program that reads its docstrings keeps data there.
-    reads_docs = "__doc__" in program
-    return _constants(tree, keep_docstrings=reads_docs)
-
-
-def _constants(tree: ast.AST, keep_docstrings: bool = False) -> list[str]:
-    """The literal constants under `tree` in source order, as text (one walk)."""
-    found, docstrings = [], set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant):
-            if _is_literal(node.value):
-                found.append(node)
-        elif not keep_docstrings and isinstance(node, _BODIES) and (doc := docstring(node)) is not None:
-            docstrings.add(id(doc))
-    kept = [node for node in found if id(node) not in docstrings]
-    kept.sort(key=lambda node: (node.lineno, node.col_offset))
-    return [_text(node.value) for node in kept]
-
-
-_BODIES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def docstring(node: ast.AST) -> ast.Constant | None:
-    """A body's first statement when it is a string alone: a docstring, which may carry
-    the task's own examples."""
-    if not isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or not node.body:
-        return None
-    first = node.body[0]
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        return first.value
-    return None
-
-
-def _is_literal(value: object) -> bool:
-    return isinstance(value, str | bytes | int | float | complex) and not isinstance(value, bool)
-
-
-def _text(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("latin-1")
-    # Python refuses to write an int of more than 4,300 digits (a hex literal parses to
-    # one): no test's value is that long, so it is no atom of one.
-    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
-        return ""
-    return repr(value)
-
-
-def _c_like_literals(program: str) -> Iterator[str]:
-    for match in _C_LIKE.finditer(program):
-        literal = next((group for group in match.groups() if group is not None), None)
-        if literal is not None:
-            yield literal.replace("\\n", "\n")
-
-
-def code_text(value: Any) -> str:
-    """A test's value (JSON-like data) as the text its atoms are read from."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        return repr(value)
-
-
-def assert_probes(sources: Iterable[str]) -> list[Probe]:
-    """The probe of each comparing `assert` in `sources`' statements (`check` functions
-    included): its left side's literals as the input, the compared values' as the output."""
-    probes: list[Probe] = []
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assert):
-                probes.extend(compare_probe(c) for c in ast.walk(node.test) if isinstance(c, ast.Compare))
-    return probes
-
-
-def compare_probe(node: ast.Compare) -> Probe:
-    expected = [atom for side in node.comparators for atom in node_atoms(side)]
-    return (node_atoms(node.left),), expected
-
-
-def node_atoms(node: ast.AST) -> list[str]:
-    """The atoms of an expression's literals, in order."""
-    return [atom for literal in _constants(node, keep_docstrings=True) for atom in atoms(literal)]
-
-
-def expression_atoms(source: str) -> list[str]:
-    """The atoms of an expression source's literals (a values test's call)."""
-    try:
-        return node_atoms(ast.parse(source, mode="eval"))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return []
-
-
-def text_probe(given: str, expected: str) -> Probe:
-    """A stdin test's probe: the whole input, then its first and its last line, each a
-    form a program may special-case the test by."""
-    lines = [line for line in given.splitlines() if line.strip()]
-    forms = [atoms(given)] + [atoms(line) for line in (lines[:1] + lines[-1:] if len(lines) > 1 else [])]
-    return tuple(forms), atoms(expected)
-
-
-def expression_probe(source: str) -> Probe | None:
-    """The probe of a comparison expression's source (a HumanEval check's assert); None
-    for another shape."""
-    try:
-        tree = ast.parse(source, mode="eval")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    return compare_probe(tree.body) if isinstance(tree.body, ast.Compare) else None

@@ -27,7 +27,7 @@ from rlvr.sandboxes.jobs import (
 )
 from rlvr.sandboxes.runner.core import Record
 from rlvr.verifiers.base import Outcome, Signal
-from rlvr.verifiers.code import literals, patterns
+from rlvr.verifiers.code import atoms, literals, patterns, probes
 from rlvr.verifiers.code.grading import Prepared
 from rlvr.verifiers.code.pure import Judged
 
@@ -82,6 +82,7 @@ def observe(prep: Prepared, program: str, result: RunResult, outcome: Outcome | 
         return ()
     records = [record for record in result.records if isinstance(record, dict)]
     errors = _errors(records, result.stderr)
+    reads_literals = _passed_most(prep, outcome)
     code = patterns.bare_code(program, prep.language)
     words = patterns.words(code)
     seen = result.evidence
@@ -91,8 +92,8 @@ def observe(prep: Prepared, program: str, result: RunResult, outcome: Outcome | 
         "custom_equality": _custom(prep, code, words, records),
         "harness_tampering": "harness_tampering" in seen or _tampered(prep, code, words, records, result.stderr),
         "sandbox_denied": "sandbox_denied" in seen or _denied(code, words, errors),
-        "hardcoded_tests": _passed_most(prep, outcome)
-        and literals.hardcoded(program, prep.language, test_probes(prep), code),
+        "hardcoded_tests": reads_literals
+        and literals.hardcoded(program, prep.language, test_probes(prep), code, isinstance(prep.job, _STDIO)),
         "resource_limit": _limited(prep, code, words, records, result, errors),
     }
     return tuple(name for name in SIGNALS if found[name])
@@ -227,18 +228,17 @@ def test_probes(prep: Prepared) -> literals.Tests:
     return prep.test_probes
 
 
-def _test_probes(prep: Prepared) -> list[literals.Probe]:
-    job, text = prep.job, literals.code_text
+def _test_probes(prep: Prepared) -> list[probes.Probe]:
+    job, text = prep.job, atoms.code_text
     if isinstance(job, StdioJob | NativeStdioJob):
         return [
-            literals.text_probe(text(given), text(out)) for given, out in zip(job.inputs, prep.expected, strict=False)
+            probes.text_probe(text(given), text(out)) for given, out in zip(job.inputs, prep.expected, strict=False)
         ]
     if isinstance(job, CallJob | NativeCallJob):
-        pairs = zip(job.inputs, prep.expected, strict=False)
-        return [((literals.atoms(text(given)),), literals.atoms(text(expected))) for given, expected in pairs]
+        return [probes.call_probe(given, expected) for given, expected in zip(job.inputs, prep.expected, strict=False)]
     if isinstance(job, ValuesJob):
         return [_value_probe(expr, expected) for expr, expected in zip(job.exprs, prep.expected, strict=False)]
-    return literals.assert_probes(_suite_sources(prep.tests))
+    return probes.assert_probes(_suite_sources(prep.tests))
 
 
 def _suite_sources(tests: SplitTests | None) -> list[str]:
@@ -249,12 +249,12 @@ def _suite_sources(tests: SplitTests | None) -> list[str]:
     return []
 
 
-def _value_probe(expr: str, expected: object) -> literals.Probe:
+def _value_probe(expr: str, expected: object) -> probes.Probe:
     """A values test's probe: its call's literals and the expected value; a HumanEval
     check's judgement carries its whole comparison instead."""
     if isinstance(expected, Judged):
-        probe = literals.expression_probe(expected.source)
+        probe = probes.expression_probe(expected.source)
         if probe is not None:
             return probe
-        return (literals.expression_atoms(expr),), []
-    return (literals.expression_atoms(expr),), literals.atoms(literals.code_text(expected))
+        return (probes.expression_atoms(expr),), []
+    return probes.value_probe(expr, expected)

@@ -100,7 +100,7 @@ def _toolchains() -> dict[str, str | None]:
 class CodeVerifier(BuiltWithRunner):
     name = "code"
     # Its versions, and what each changed: CHANGELOG.md.
-    version = "1.10.0"
+    version = "1.11.0"
     description = (
         "Runs the response's program (the last fenced block of the language that defines what the tests "
         "call, else the last one; after a `</think>`, the answer's blocks first; before the first "

@@ -1,0 +1,76 @@
+"""`atoms`: a program's literals as a stream, each atom with the box that holds it and
+whether it is a key, in Python and in C-like text."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlvr.verifiers.code.atoms import atoms, literal_atoms, read
+
+
+def test_a_minus_joined_to_a_number_or_word_is_no_sign() -> None:
+    assert atoms("4-6 x-1 -5 (-7) 2.50 3.0 3.500000") == ["4", "6", "x", "1", "-5", "-7", "2.5", "3", "3.5"]
+
+
+def test_python_boxes_and_keys() -> None:
+    stream = read(
+        "T = {12: 144, 37: 1369}\ndef f(x):\n    if x == 5:\n        return 25\n    return [1, 2]\n", "python"
+    )
+    assert stream.atoms == ["12", "144", "37", "1369", "5", "25", "1", "2"]
+    assert stream.keys == [True, False, True, False, True, False, False, False]
+    table, body, listed = stream.boxes[0], stream.boxes[4], stream.boxes[6]
+    assert stream.boxes == [table] * 4 + [body] * 2 + [listed] * 2
+    assert table in stream.tables and listed in stream.tables and body not in stream.tables
+
+
+def test_python_thresholds_are_read_as_nothing() -> None:
+    assert literal_atoms("def f(s):\n    if s >= 90: return 'A'\n    if 0 < s <= 10: return 'B'\n", "python") == [
+        "a",
+        "b",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("program", "keys"),
+    [
+        ("const t = {12: 144, 'x': 7};", [True, False, True, False]),
+        ("switch (n) { case 12: return 144; }", [True, False]),
+        ("if (h === 12) return 144;", [True, False]),
+        ("return n ? 12 : 144;", [False, False]),
+    ],
+)
+def test_c_like_keys(program: str, keys: list[bool]) -> None:
+    assert read(program, "javascript").keys == keys
+
+
+def test_c_like_tables_are_brackets_where_a_value_starts() -> None:
+    stream = read("int main() { int a[3] = {12, 144}; v = f(x)[2]; auto m = {{1, 7}}; }", "cpp")
+    assert stream.atoms == ["3", "12", "144", "2", "1", "7"]
+    size, table, index, pair = stream.boxes[0], stream.boxes[1], stream.boxes[3], stream.boxes[4]
+    assert table in stream.tables and pair in stream.tables
+    assert size not in stream.tables and index not in stream.tables
+
+
+def test_c_like_raw_strings_and_thresholds() -> None:
+    assert literal_atoms('auto s = R"(first line\n12 144)"; if (x >= 90) y = 3; cout << 5;', "cpp") == [
+        "first",
+        "line",
+        "12",
+        "144",
+        "3",
+        "5",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("program", "language", "spelt"),
+    [
+        ("t = [49, 48, 49, 48]\nd = (5, 5)\ne = [49] + [48] * 3\nk = [300, 400]\n", "python", ["1010", "55", "1000"]),
+        ("const t = [49,48,49,48]; const d = [5, 5]; const k = [300, 400];", "javascript", ["1010", "55"]),
+    ],
+)
+def test_joined_lists_of_small_numbers_read_as_what_they_spell(program: str, language: str, spelt: list[str]) -> None:
+    joined = literal_atoms(program, language, joined=True)
+    assert joined[: len(spelt)] == spelt
+    assert joined[len(spelt) :] == ["300", "400"]
+    assert "1010" not in literal_atoms(program, language)
