@@ -1,12 +1,16 @@
 """What the hacking signals cost the verifiers that compute them, as a share of grading.
 
-Each arm grades the same items in the same process, once with the signals and once with
-them switched off (the function that computes them replaced by one that finds none),
-alternating, the best of `--rounds` each:
+Each arm grades the same items in the same process, once with the signals and once
+without, alternating, the best of `--rounds` each:
 
-- math: `MathVerifier.verify` on the GRPO mix of `bench.math_grading` (warm caches);
+- math: `MathVerifier.verify` on the GRPO mix of `bench.math_grading` (warm caches), the
+  function that computes the signals replaced by one that finds none;
 - code: `CodeVerifier.verify_many` on HumanEval's canonical solutions and their mutants
-  (real sandbox jobs, the local backend), batches of 16.
+  (real sandbox jobs, the local backend), batches of 16, with `CodeParams.signals` on and
+  off: off, the jobs also run without the audit hook, so both costs are counted. Once
+  as its check runs them (one job of values per item: the cheapest items there are, so
+  the signals' largest share), once as stdin/stdout programs (`stdio`: a process per
+  test, as competitive programming's tests and most code RL sets run).
 
     python -m bench.signals_cost [--items 4096] [--rounds 5]
 
@@ -16,6 +20,7 @@ Prints µs per item for each arm and the signals' cost as a percentage (the aim:
 from __future__ import annotations
 
 import argparse
+import ast
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -70,23 +75,85 @@ def math_arm(items: int) -> tuple[int, Callable[[], None]]:
     return len(inputs), run
 
 
-def code_arm() -> tuple[int, Callable[[], None]]:
+def code_arm(stdio: bool = False) -> tuple[int, Callable[[], None], Callable[[], None]]:
+    """The code items' count, and a run of them with the signals on and one with them
+    off: HumanEval's canonical solutions and their mutants as its check runs them (one
+    job of values per item, the cheapest kind), or with `stdio` as stdin/stdout programs
+    with a process per test, as competitive programming's tests run."""
     from tests.verifiers.code.humaneval_data import canonical, ground_truth, load_problems, mutated
 
-    verifier, params = code_verifier.CodeVerifier(), CodeParams(timeout_s=10)
-    adapter = TypeAdapter(GroundTruth)
-    entries = []
-    for problem in load_problems():
-        prepared = verifier.prepare(params, adapter.validate_python(ground_truth(problem)))
-        for program in (canonical(problem), mutated(problem)):
-            entries.append(BatchEntry(GradeInput("", f"```python\n{program}\n```"), params, prepared, 30.0))
+    verifier, adapter = code_verifier.CodeVerifier(), TypeAdapter(GroundTruth)
+    problems = load_problems()
+    cases = [stdio_case(problem) for problem in problems] if stdio else [None] * len(problems)
 
-    def run() -> None:
-        for start in range(0, len(entries), CODE_BATCH):
-            verifier.verify_many(entries[start : start + CODE_BATCH])
+    def entries(signals: bool) -> list[BatchEntry]:
+        params = CodeParams(timeout_s=10, signals=signals)
+        made = []
+        for problem, case in zip(problems, cases, strict=True):
+            if stdio and case is None:
+                continue
+            truth = case if case is not None else ground_truth(problem)
+            prepared = verifier.prepare(params, adapter.validate_python(truth))
+            for program in (canonical(problem), mutated(problem)):
+                program = program + STDIO_MAIN.format(name=problem["entry_point"]) if stdio else program
+                made.append(BatchEntry(GradeInput("", f"```python\n{program}\n```"), params, prepared, 30.0))
+        return made
 
-    run()
-    return len(entries), run
+    def runner(batch: list[BatchEntry]) -> Callable[[], None]:
+        def run() -> None:
+            for start in range(0, len(batch), CODE_BATCH):
+                verifier.verify_many(batch[start : start + CODE_BATCH])
+
+        return run
+
+    on_entries, off_entries = entries(True), entries(False)
+    on, off = runner(on_entries), runner(off_entries)
+    on()
+    off()
+    return len(on_entries), on, off
+
+
+STDIO_MAIN = """
+
+if __name__ == "__main__":
+    import ast, sys
+    print(repr({name}(*ast.literal_eval(sys.stdin.read()))))
+"""
+
+
+def stdio_case(problem: dict[str, Any]) -> dict[str, Any] | None:
+    """A stdin/stdout ground truth for `problem`: each literal call of its check as an
+    input (the arguments' repr) and what the canonical solution returns for it as the
+    output; None where the check calls otherwise."""
+    tree = ast.parse(problem["test"])
+    calls = [
+        node.left
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and isinstance(node.left.func, ast.Name)
+    ]
+    namespace: dict[str, Any] = {}
+    exec(problem["prompt"] + problem["canonical_solution"], namespace)
+    function = namespace[problem["entry_point"]]
+    inputs, outputs = [], []
+    for call in calls:
+        try:
+            arguments = tuple(ast.literal_eval(argument) for argument in call.args)
+            outputs.append(repr(function(*arguments)) + "\n")
+        except Exception:
+            return None
+        inputs.append(repr(arguments) + "\n")
+    return {"inputs": inputs, "outputs": outputs} if len(inputs) >= 2 else None
+
+
+def alternating(rounds: int, on: Callable[[], None], off: Callable[[], None]) -> tuple[float, float]:
+    """The best seconds of each of two runs, alternating."""
+    with_signals, without = [], []
+    for _ in range(rounds):
+        for run, times in ((on, with_signals), (off, without)):
+            started = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - started)
+    return min(with_signals), min(without)
 
 
 def report(name: str, count: int, seconds: tuple[float, float]) -> None:
@@ -105,8 +172,10 @@ def main() -> None:
     args = parser.parse_args()
     count, run = math_arm(args.items)
     report("math", count, best_of(args.rounds, run, math_verifier, "_signals"))
-    count, run = code_arm()
-    report("code", count, best_of(args.rounds, run, code_verifier, "observe"))
+    count, on, off = code_arm()
+    report("code", count, alternating(args.rounds, on, off))
+    count, on, off = code_arm(stdio=True)
+    report("stdio", count, alternating(args.rounds, on, off))
 
 
 if __name__ == "__main__":

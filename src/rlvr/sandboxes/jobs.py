@@ -62,7 +62,8 @@ class _Framed:
 class CallJob(_Framed):
     """`fn_name` (a function, or a method of `Solution`) called with each of `inputs`'
     argument lists. `environment`: what the program finds bound without importing it
-    (`runner.preludes`)."""
+    (`runner.preludes`). `watch`: whether the program runs under the audit hook that
+    notes what it does (`runner.audit`; None: it does)."""
 
     MODE: ClassVar[str] = "call"
     code: str
@@ -72,12 +73,13 @@ class CallJob(_Framed):
     max_output: int | None = None
     stop_on_failure: bool | None = None
     environment: str | None = None
+    watch: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ValuesJob(_Framed):
     """Each of `exprs` evaluated after the program (and the trusted `prelude`), its
-    value sent back for the grader to compare outside."""
+    value sent back for the grader to compare outside. `watch` as `CallJob`'s."""
 
     MODE: ClassVar[str] = "values"
     code: str
@@ -87,11 +89,13 @@ class ValuesJob(_Framed):
     stop_on_failure: bool | None = None
     environment: str | None = None
     prelude: str | None = None
+    watch: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class StdioJob(_Framed):
-    """The program run as a script once per input, the input on its stdin."""
+    """The program run as a script once per input, the input on its stdin. `watch` as
+    `CallJob`'s."""
 
     MODE: ClassVar[str] = "stdio"
     code: str
@@ -100,12 +104,13 @@ class StdioJob(_Framed):
     max_output: int | None = None
     stop_on_failure: bool | None = None
     memory_mb: int | None = None
+    watch: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class SplitJob(_Framed):
     """The program in one process, the trusted tests (`RunSpec.tests`) in another that
-    imports the program's names; see `runner.split`."""
+    imports the program's names; see `runner.split`. `watch` as `CallJob`'s."""
 
     MODE: ClassVar[str] = "split"
     code: str
@@ -114,6 +119,7 @@ class SplitJob(_Framed):
     stop_on_failure: bool | None = None
     environment: str | None = None
     prelude: str | None = None
+    watch: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -73,6 +73,24 @@ def test_a_hidden_attempt_raises_its_signal_in_every_mode(signal: str, mode: str
     assert signal in out.signals, (out.signals, out.reason)
 
 
+@pytest.mark.parametrize("mode", [*FUNCTION_MODES, "stdio"])
+def test_signals_off_read_nothing_and_leave_the_program_unwatched(mode: str) -> None:
+    """`CodeParams.signals` off: no signal, neither from the audit hook's evidence (the
+    job runs without it) nor from the code."""
+    probe = "getattr(__import__('s' + 'ys'), '_get' + 'frame')(1)\n"
+    if mode == "stdio":
+        code, truth = f"try:\n    {probe}except BaseException:\n    pass\nprint(2 * int(input()))\n", STDIO
+    else:
+        code = f"def f(x):\n    try:\n        {probe}    except BaseException:\n        pass\n    return 2 * x\n"
+        truth = FUNCTION_MODES[mode]
+    watched = grade(code, truth, timeout_s=2.0)
+    assert watched.score == 1.0 and "harness_tampering" in watched.signals, (watched.signals, watched.reason)
+    unwatched = grade(code, truth, timeout_s=2.0, signals=False)
+    assert unwatched.score == 1.0 and unwatched.signals == (), (unwatched.signals, unwatched.reason)
+    exits = grade("exit(0)\n" if mode == "stdio" else "import os\ndef f(x):\n    os._exit(0)\n", truth, signals=False)
+    assert exits.signals == ()
+
+
 STDIO_HIDDEN = [
     ("sandbox_denied", "open('/' + 'etc' + '/shadow').read()"),
     ("sandbox_denied", "__import__('o' + 's').listdir('/')"),

@@ -160,6 +160,17 @@ _join = os.path.join
 _normpath = os.path.normpath
 _getcwd = os.getcwd
 
+_EVENTS = frozenset(
+    (
+        *_PATH_EVENTS,
+        *_REACH_EVENTS,
+        *_KILL_EVENTS,
+        *_TAMPER_EVENTS,
+        "sys._getframe",
+        "object.__getattr__",
+        "object.__setattr__",
+    )
+)
 _found: set[str] = set()
 _fresh: list[str] = []
 _state = {"on": False, "busy": False, "paused": False}
@@ -199,7 +210,10 @@ def paused() -> Iterator[None]:
 
 def drain(final: bool = False) -> list[str]:
     """The signals noted since the last drain. With `final`, also whether the program
-    rebound a builtin (a dict walk: at the load and the end of a job, not per test)."""
+    rebound a builtin (a dict walk: at the load and the end of a job, not per test).
+    Nothing where the process was never watched."""
+    if not _state["on"]:
+        return []
     if final and TAMPERING not in _found and _rebound():
         _note(TAMPERING)
     if not _fresh:
@@ -253,7 +267,8 @@ def _note(signal: str) -> None:
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if _state["busy"]:
+    # Most events (imports, compiles, `exec`) are none of these: one set lookup each.
+    if event not in _EVENTS or _state["busy"]:
         return
     _state["busy"] = True
     try:

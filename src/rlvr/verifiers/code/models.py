@@ -41,6 +41,11 @@ class CodeParams(BaseModel):
     timeout_s: float = Field(5.0, gt=0, le=20, description="Per-test time limit, seconds.")
     memory_mb: int = Field(512, ge=64, le=4096, description="Per-process memory (address space) limit, MiB.")
     stop_on_failure: bool = Field(False, description="Stop at the first failing test.")
+    signals: bool = Field(
+        True,
+        description="Report hacking signals. Off, none are read, and the program runs without the audit hook"
+        " that notes what it does (a few percent of grading's CPU).",
+    )
 
 
 class _Strict(BaseModel):

@@ -40,11 +40,13 @@ class Words:
 
 
 def words(text: str) -> frozenset[str]:
-    """The whole words of `text` (`\\w+`): what `Words.search` gates its patterns on."""
-    return frozenset(_WORD.findall(text))
+    """The whole words of `text` (`\\w+` in code, whose words are split by ASCII
+    punctuation): what `Words.search` gates its patterns on. One C-speed translation and
+    split, where a regular expression's search costs a third more."""
+    return frozenset(text.translate(_PUNCTUATION_TO_SPACE).split())
 
 
-_WORD = re.compile(r"\w+")
+_PUNCTUATION_TO_SPACE = {code: " " for code in range(128) if not (chr(code).isalnum() or chr(code) == "_")}
 
 
 @functools.cache

@@ -10,7 +10,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from rlvr.sandboxes import RunResult, RunSpec, SandboxUnavailable
 from rlvr.sandboxes.config import SandboxConfig
@@ -155,7 +155,9 @@ class CodeVerifier(BuiltWithRunner):
 
     def _prepare(self, params: CodeParams, gt: GroundTruth) -> Prepared:
         """The ground truth's job, with no program yet (`_spec` adds the response's)."""
-        limits = _PerTest(params.timeout_s, params.stop_on_failure, self.runner.config.max_output_per_test_bytes)
+        limits = _PerTest(
+            params.timeout_s, params.stop_on_failure, self.runner.config.max_output_per_test_bytes, params.signals
+        )
         if isinstance(gt, HumanEvalTests):
             return _humaneval_prepared(gt, limits)
         if isinstance(gt, AssertTests):
@@ -187,7 +189,7 @@ class CodeVerifier(BuiltWithRunner):
             return prep
         assert isinstance(gt, StdioTests)
         stdio: TestedJob = (
-            StdioJob("", gt.inputs, **limits.script())
+            StdioJob("", gt.inputs, **limits.stdio())
             if gt.language == "python"
             else NativeStdioJob(
                 language=gt.language, code="", inputs=gt.inputs, **limits.native(params.memory_mb, compile_s)
@@ -244,7 +246,7 @@ class CodeVerifier(BuiltWithRunner):
         for (index, prep, params, _, code), result in zip(runs, results, strict=True):
             if alone or not judged_by_company(result):
                 outcome = outcomes[index] = grade(prep, params, result)
-                outcome.signals = _signals(prep, code, result, outcome)
+                outcome.signals = _signals(prep, code, result, outcome) if params.signals else ()
         return outcomes
 
 
@@ -258,10 +260,14 @@ def _signals(prep: Prepared, code: str, result: RunResult, outcome: Outcome) -> 
         return ()
 
 
-class _PythonLimits(TypedDict):
+class _StdioLimits(TypedDict):
     timeout_s: float
     stop_on_failure: bool
     max_output: int
+    watch: NotRequired[bool]
+
+
+class _PythonLimits(_StdioLimits):
     environment: str
 
 
@@ -283,12 +289,25 @@ class _PerTest:
     timeout_s: float
     stop_on_failure: bool
     max_output: int
+    # Whether a Python program runs under the audit hook (`CodeParams.signals`); the
+    # default is left out of the job's frame.
+    watch: bool = True
 
     def script(self) -> _ScriptLimits:
         return {"timeout_s": self.timeout_s, "stop_on_failure": self.stop_on_failure, "max_output": self.max_output}
 
+    def stdio(self) -> _StdioLimits:
+        limits: _StdioLimits = {
+            "timeout_s": self.timeout_s,
+            "stop_on_failure": self.stop_on_failure,
+            "max_output": self.max_output,
+        }
+        if not self.watch:
+            limits["watch"] = False
+        return limits
+
     def python(self, environment: str) -> _PythonLimits:
-        return {**self.script(), "environment": environment}
+        return {**self.stdio(), "environment": environment}
 
     def native(self, memory_mb: int, compile_timeout_s: float) -> _NativeLimits:
         return {**self.script(), "memory_mb": memory_mb, "compile_timeout_s": compile_timeout_s}
