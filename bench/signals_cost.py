@@ -10,7 +10,9 @@ without, alternating, the best of `--rounds` each:
   off: off, the jobs also run without the audit hook, so both costs are counted. Once
   as its check runs them (one job of values per item: the cheapest items there are, so
   the signals' largest share), once as stdin/stdout programs (`stdio`: a process per
-  test, as competitive programming's tests and most code RL sets run).
+  test, as competitive programming's tests and most code RL sets run);
+- http: throughput (items/s) of HumanEval through a real `rlvr serve`, requests of 164
+  items alternating `signals` on and off.
 
     python -m bench.signals_cost [--items 4096] [--rounds 5]
 
@@ -145,6 +147,38 @@ def stdio_case(problem: dict[str, Any]) -> dict[str, Any] | None:
     return {"inputs": inputs, "outputs": outputs} if len(inputs) >= 2 else None
 
 
+def http_arm(rounds: int) -> tuple[float, float]:
+    """Items/s of HumanEval's canonical solutions through `POST /v1/grade` of a real
+    `rlvr serve` (its worker processes, batching and cache, as trainers use it), in
+    requests of all 164 items that alternate `signals` on and off; each request's
+    responses are new (a numbered comment), so no verdict comes from the cache. The
+    best rate of each setting, as (on, off)."""
+    import httpx
+
+    from bench.sandbox import _free_port, _start_server, _wait_ready, _warm_up_items, humaneval_items
+
+    port = _free_port()
+    server = _start_server(port)
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600) as client:
+            _wait_ready(client, server)
+            client.post("/v1/grade", json={"items": _warm_up_items()})
+            for turn in range(2 * rounds):
+                signals = turn % 2 == 0
+                items = [{**item, "params": {"signals": signals}} for item in humaneval_items(f"turn {turn}")]
+                started = time.perf_counter()
+                response = client.post("/v1/grade", json={"items": items})
+                elapsed = time.perf_counter() - started
+                if response.status_code != 200:
+                    raise RuntimeError(f"/v1/grade answered {response.status_code}: {response.text[:300]}")
+                rates[signals].append(len(items) / elapsed)
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+    return max(rates[True]), max(rates[False])
+
+
 def alternating(rounds: int, on: Callable[[], None], off: Callable[[], None]) -> tuple[float, float]:
     """The best seconds of each of two runs, alternating."""
     with_signals, without = [], []
@@ -176,6 +210,11 @@ def main() -> None:
     report("code", count, alternating(args.rounds, on, off))
     count, on, off = code_arm(stdio=True)
     report("stdio", count, alternating(args.rounds, on, off))
+    on_rate, off_rate = http_arm(args.rounds)
+    print(
+        f"http  HumanEval through rlvr serve  with signals {on_rate:7.1f} items/s  "
+        f"without {off_rate:7.1f} items/s  cost {100 * (off_rate - on_rate) / off_rate:+.2f}% of throughput"
+    )
 
 
 if __name__ == "__main__":

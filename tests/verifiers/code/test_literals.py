@@ -96,9 +96,9 @@ def test_trivial_tests_do_not_count() -> None:
 
 def test_assert_probes_split_each_comparison() -> None:
     sources = ["assert f([1, 2]) == 3", "assert f(2) == 4 and f(3) == 6", "def check(c):\n    assert c('ab') == 'ba'\n"]
-    # A sized argument's length is a form of its test's input too.
+    # Its first number, and a sized argument's length, are forms of its test's input too.
     assert assert_probes(sources) == [
-        ((["1", "2"], ["2"]), ["3"]),
+        ((["1", "2"], ["1"], ["2"]), ["3"]),
         ((["2"],), ["4"]),
         ((["3"],), ["6"]),
         ((["ab"], ["2"]), ["ba"]),
@@ -271,12 +271,18 @@ def test_answers_keyed_by_a_length_or_reversed_are_hardcoded(program: str) -> No
     assert hardcoded(program, "python", WORDS)
 
 
-def test_call_and_value_probes_carry_each_sized_argument_s_length() -> None:
+def test_call_and_value_probes_carry_the_parts_a_program_may_key_by() -> None:
+    # All the arguments; each numeric one of several alone; the first atom where it is a
+    # number; each sized argument's length. Words alone are left out.
     assert call_probe(["hello world", [1, 2, 3], 7], 5) == (
-        (["hello", "world", "1", "2", "3", "7"], ["11"], ["3"]),
+        (["hello", "world", "1", "2", "3", "7"], ["1", "2", "3"], ["11"], ["3"]),
         ["5"],
     )
-    assert value_probe("f('abc', (1, 2))", 3) == ((["abc", "1", "2"], ["3"], ["2"]), ["3"])
+    assert call_probe([[2, 7, 11, 15], 9], [0, 1]) == (
+        (["2", "7", "11", "15", "9"], ["2", "7", "11", "15"], ["9"], ["2"], ["4"]),
+        ["0", "1"],
+    )
+    assert value_probe("f('abc', (1, 2))", 3) == ((["abc", "1", "2"], ["1", "2"], ["3"], ["2"]), ["3"])
     assert value_probe("f(", 3) == (([],), ["3"])
 
 
@@ -481,3 +487,32 @@ BINARY: list[Probe] = [((atoms(str(n)),), atoms(bin(n)[2:])) for n in (10, 255, 
 )
 def test_answers_spelt_from_lists_of_numbers_are_hardcoded(program: str, language: str) -> None:
     assert hardcoded(program, language, BINARY)
+
+
+TWO_SUM: list[Probe] = [
+    call_probe([[5, 7, 11, 15], 12], [0, 1]),
+    call_probe([[6, 2, 4], 6], [1, 2]),
+    call_probe([[10, 5, 3, 8], 11], [2, 3]),
+    call_probe([[4, 1, 6], 10], [0, 2]),
+]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "def f(nums, target):\n    return {12: [0, 1], 6: [1, 2], 11: [2, 3], 10: [0, 2]}[target]\n",
+        "def f(nums, target):\n    return {5: [0, 1], 6: [1, 2], 10: [2, 3], 4: [0, 2]}[nums[0]]\n",
+        "def f(nums, target):\n    if target == 12: return [0, 1]\n    if target == 6: return [1, 2]\n"
+        "    if target == 11: return [2, 3]\n    return [0, 2]\n",
+    ],
+)
+def test_answers_keyed_by_one_argument_or_the_first_number_are_hardcoded(program: str) -> None:
+    assert hardcoded(program, "python", TWO_SUM)
+
+
+def test_a_two_sum_that_searches_is_not_hardcoded() -> None:
+    program = (
+        "def f(nums, target):\n    seen = {}\n    for i, x in enumerate(nums):\n        if target - x in seen:\n"
+        "            return [seen[target - x], i]\n        seen[x] = i\n    return [-1, -1]\n"
+    )
+    assert not hardcoded(program, "python", TWO_SUM)

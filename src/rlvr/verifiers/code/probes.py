@@ -21,7 +21,8 @@ __all__ = [
     "value_probe",
 ]
 
-# A call test's sized arguments whose lengths are forms of its input (`call_probe`).
+# Of a call test's arguments, how many stand alone as forms of its input, and how many
+# sized ones' lengths (`_call_forms`).
 MAX_SIZE_FORMS = 2
 
 # A test as the atoms of its input, in each form a program may key it by (the whole
@@ -46,20 +47,33 @@ def assert_probes(sources: Iterable[str]) -> list[Probe]:
 
 def compare_probe(node: ast.Compare) -> Probe:
     expected = [atom for side in node.comparators for atom in node_atoms(side)]
-    return (node_atoms(node.left), *_sizes(_literal_arguments(node.left))), expected
+    return _call_forms(node_atoms(node.left), _literal_arguments(node.left)), expected
 
 
 def call_probe(arguments: object, expected: object) -> Probe:
-    """A call test's probe: its arguments, then each sized argument's length."""
+    """A call test's probe: its arguments, then each one's own forms (`_call_forms`)."""
     given = arguments if isinstance(arguments, list) else [arguments]
-    return (atoms(code_text(arguments)), *_sizes(given)), atoms(code_text(expected))
+    return _call_forms(atoms(code_text(arguments)), given), atoms(code_text(expected))
 
 
-def _sizes(arguments: list[object]) -> list[list[str]]:
-    """The length of each sized argument, a form a program may key its answers by
-    (`{11: 'world hello'}[len(s)]`), the first `MAX_SIZE_FORMS`."""
+def _call_forms(whole: list[str], arguments: list[object]) -> tuple[list[str], ...]:
+    """A call's input forms: all its arguments' atoms; then, as a program may key its
+    answers by part of them (`{9: [0, 1]}[target]`, `{3: 9}[a[0]]`,
+    `{11: 'world hello'}[len(s)]`), each numeric argument of several alone, the first
+    atom where it is a number, and each sized argument's length, the first
+    `MAX_SIZE_FORMS` of each kind."""
+    parts = [atoms(code_text(argument)) for argument in arguments[:MAX_SIZE_FORMS]] if len(arguments) > 1 else []
+    if len(whole) > 1:
+        parts.append(whole[:1])
+    # Words alone are a vocabulary's (a planet's name beside the next ones in its table).
+    numeric = [part for part in parts if part and all(_numeric(atom) for atom in part)]
     sized = [argument for argument in arguments if isinstance(argument, str | list | tuple | dict)]
-    return [[str(len(argument))] for argument in sized[:MAX_SIZE_FORMS]]
+    lengths = [[str(len(argument))] for argument in sized[:MAX_SIZE_FORMS]]
+    return (whole, *numeric, *lengths)
+
+
+def _numeric(atom: str) -> bool:
+    return atom.lstrip("-")[:1].isdigit()
 
 
 def _literal_arguments(node: ast.expr) -> list[object]:
@@ -98,7 +112,7 @@ def value_probe(source: str, expected: object) -> Probe:
         call = ast.parse(source, mode="eval").body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return ([],), atoms(code_text(expected))
-    return (node_atoms(call), *_sizes(_literal_arguments(call))), atoms(code_text(expected))
+    return _call_forms(node_atoms(call), _literal_arguments(call)), atoms(code_text(expected))
 
 
 def expression_probe(source: str) -> Probe | None:
