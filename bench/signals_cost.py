@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,8 +78,8 @@ def math_arm(items: int) -> tuple[int, Callable[[], None]]:
     return len(inputs), run
 
 
-def code_arm(stdio: bool = False) -> tuple[int, Callable[[], None], Callable[[], None]]:
-    """The code items' count, and a run of them with the signals on and one with them
+def code_arm(stdio: bool = False) -> tuple[int, list[Callable[[], None]], list[Callable[[], None]]]:
+    """The code items' count, and their batches with the signals on and with them
     off: HumanEval's canonical solutions and their mutants as its check runs them (one
     job of values per item, the cheapest kind), or with `stdio` as stdin/stdout programs
     with a process per test, as competitive programming's tests run."""
@@ -101,17 +102,16 @@ def code_arm(stdio: bool = False) -> tuple[int, Callable[[], None], Callable[[],
                 made.append(BatchEntry(GradeInput("", f"```python\n{program}\n```"), params, prepared, 30.0))
         return made
 
-    def runner(batch: list[BatchEntry]) -> Callable[[], None]:
-        def run() -> None:
-            for start in range(0, len(batch), CODE_BATCH):
-                verifier.verify_many(batch[start : start + CODE_BATCH])
-
-        return run
+    def batches(made: list[BatchEntry]) -> list[Callable[[], None]]:
+        return [
+            functools.partial(verifier.verify_many, made[start : start + CODE_BATCH])
+            for start in range(0, len(made), CODE_BATCH)
+        ]
 
     on_entries, off_entries = entries(True), entries(False)
-    on, off = runner(on_entries), runner(off_entries)
-    on()
-    off()
+    on, off = batches(on_entries), batches(off_entries)
+    for run in (*on, *off):
+        run()
     return len(on_entries), on, off
 
 
@@ -179,15 +179,21 @@ def http_arm(rounds: int) -> tuple[float, float]:
     return max(rates[True]), max(rates[False])
 
 
-def alternating(rounds: int, on: Callable[[], None], off: Callable[[], None]) -> tuple[float, float]:
-    """The best seconds of each of two runs, alternating."""
-    with_signals, without = [], []
-    for _ in range(rounds):
-        for run, times in ((on, with_signals), (off, without)):
-            started = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - started)
-    return min(with_signals), min(without)
+def interleaved(rounds: int, on: list[Callable[[], None]], off: list[Callable[[], None]]) -> tuple[float, float]:
+    """The seconds of all batches with and without the signals: each batch's best of
+    `rounds`, its two settings run back to back (in turn first), so that both see the
+    same machine; a run of a whole arm, then the other, lets this machine's drift of
+    several percent over seconds into the difference."""
+    best_on, best_off = [float("inf")] * len(on), [float("inf")] * len(off)
+    for turn in range(rounds):
+        for index, pair in enumerate(zip(on, off, strict=True)):
+            for setting in pair if (turn + index) % 2 == 0 else pair[::-1]:
+                started = time.perf_counter()
+                setting()
+                elapsed = time.perf_counter() - started
+                best = best_on if setting is pair[0] else best_off
+                best[index] = min(best[index], elapsed)
+    return sum(best_on), sum(best_off)
 
 
 def report(name: str, count: int, seconds: tuple[float, float]) -> None:
@@ -207,9 +213,9 @@ def main() -> None:
     count, run = math_arm(args.items)
     report("math", count, best_of(args.rounds, run, math_verifier, "_signals"))
     count, on, off = code_arm()
-    report("code", count, alternating(args.rounds, on, off))
+    report("code", count, interleaved(args.rounds, on, off))
     count, on, off = code_arm(stdio=True)
-    report("stdio", count, alternating(args.rounds, on, off))
+    report("stdio", count, interleaved(args.rounds, on, off))
     on_rate, off_rate = http_arm(args.rounds)
     print(
         f"http  HumanEval through rlvr serve  with signals {on_rate:7.1f} items/s  "

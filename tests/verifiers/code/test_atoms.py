@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.verifiers.code.atoms import atoms, literal_atoms, read
+from rlvr.verifiers.code.atoms import atoms, holds_data_string, literal_atoms, read
 
 
 def test_a_minus_joined_to_a_number_or_word_is_no_sign() -> None:
@@ -74,3 +74,20 @@ def test_joined_lists_of_small_numbers_read_as_what_they_spell(program: str, lan
     assert joined[: len(spelt)] == spelt
     assert joined[len(spelt) :] == ["300", "400"]
     assert "1010" not in literal_atoms(program, language)
+
+
+@pytest.mark.parametrize(
+    ("program", "data"),
+    [
+        ('def f():\n    """Return 4 for 2."""\n    return 4\n', False),
+        ("def f():\n    '''Docs.'''\n", False),
+        ('TABLE = """\n2 4\n3 9\n"""\n', True),
+        ("TABLE = r'''2 4'''\n", True),
+        ('print(f("""a""", 2))\n', True),
+        ('rows = [\n    """2 4""",\n]\n', True),
+        ('x = 1\n"""A module note."""\n', False),
+        ("", False),
+    ],
+)
+def test_a_triple_quoted_value_is_data_and_a_docstring_is_not(program: str, data: bool) -> None:
+    assert holds_data_string(program) is data

@@ -19,6 +19,7 @@ from rlvr.verifiers.code.folding import (
     int_list,
     sequence_text,
     unfold_c_like,
+    written_folded,
 )
 
 
@@ -146,3 +147,24 @@ def test_lists_of_small_numbers_spell_text(source: str, values: list[object] | N
     found = int_list(ast.parse(source, mode="eval").body)
     assert found == values
     assert (None if found is None else sequence_text(found)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "folded"),
+    [
+        ("return {2: 143 + 1}[n]", True),
+        ("x = 'ab' * 3", True),
+        ("return '441'[::-1]", True),
+        ("bytes.fromhex(TABLE)", True),
+        ("zlib.decompress(blob)", True),
+        ("base64.b64decode(s).decode()", True),
+        ("t = 'aGVsbG8gd29ybGQgaGVsbG8='", True),
+        ("return 1 << 20", True),
+        ("return n << 2", False),
+        ("for i in range(1, n + 1):\n    total += i * i", False),
+        ("return s[::2] + 'x'", False),
+        ("", False),
+    ],
+)
+def test_literals_written_another_way_are_noticed(text: str, folded: bool) -> None:
+    assert written_folded(text) is folded

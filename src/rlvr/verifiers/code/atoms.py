@@ -31,6 +31,7 @@ __all__ = [
     "atoms",
     "code_text",
     "docstring",
+    "holds_data_string",
     "literal_atoms",
     "node_atoms",
     "read",
@@ -307,6 +308,25 @@ _LEAVES = frozenset(
         )
     }
 )
+
+
+def holds_data_string(program: str) -> bool:
+    """Whether a triple-quoted string of `program` is a value (`DATA = '''...'''`,
+    `f('''...''')`), not a docstring: an assignment's, a call's or a display's
+    punctuation before its prefix and quotes. Each quote is found by C's substring
+    search, and a program has few."""
+    for quotes in ('"""', "'''"):
+        start = program.find(quotes)
+        while start >= 0:
+            before = program[max(0, start - _DATA_LOOKBACK) : start].rstrip("rRbBuUfF").rstrip()
+            if before[-1:] in ("=", "(", ",", "["):
+                return True
+            start = program.find(quotes, start + len(quotes))
+    return False
+
+
+# How far before a triple quote its prefix and blanks are looked for.
+_DATA_LOOKBACK = 64
 
 
 def docstring(node: ast.AST) -> ast.Constant | None:

@@ -33,6 +33,7 @@ __all__ = [
     "sequence_text",
     "unfold_c_like",
     "without_separators",
+    "written_folded",
 ]
 
 MAX_FOLD_BITS = 256
@@ -297,6 +298,21 @@ def unfold_c_like(program: str) -> str:
     if '"' in program:
         program = _C_JOINED_STRINGS.sub("", program)
     return _C_ARITHMETIC.sub(_arithmetic, program)
+
+
+def written_folded(text: str) -> bool:
+    """Whether `text` may hold literals written another way than they are read:
+    arithmetic or repetition between literals, a reversed or decoded literal, a blob of
+    base64 or hex. Words first (C's substring search), then two patterns that each
+    start with a character class, which the regular expression engine skips to."""
+    if any(word in text for word in _FOLDING_WORDS):
+        return True
+    return _LITERAL_ARITHMETIC.search(text) is not None or _BLOB.search(text) is not None
+
+
+_FOLDING_WORDS = ("[::-1]", "decode(", "decompress", "fromhex", "unhexlify")
+_LITERAL_ARITHMETIC = re.compile(r"[\d'\"][ \t]*+(?:[-+*/%^|&]|<<)[ \t]*+[\d'\"]")
+_BLOB = re.compile(r"[\"'`][A-Za-z0-9+/]{16,}={0,2}[\"'`]")
 
 
 def without_separators(text: str) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rlvr.verifiers.code import folding
-from rlvr.verifiers.code.atoms import Indexed, Stream, read
+from rlvr.verifiers.code.atoms import Indexed, Stream, holds_data_string, read
 from rlvr.verifiers.code.probes import Probe
 
 __all__ = ["MAX_PROGRAM_CHARS", "Tests", "hardcoded", "prepared"]
@@ -71,15 +71,7 @@ MIN_RARE_DIGITS = 6
 MIN_RARE_SHARE = 2 / 3
 _DIGITS = re.compile(r"\d+")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-# A triple-quoted string used as a value (`DATA = """..."""`), which `bare` leaves out.
-_DATA_STRING = re.compile(r"[=(,\[][ \t]*[rRbBuUfF]{0,2}(?:\"{3}|'{3})")
 _OTHER_BASES = re.compile(r"\b0[xXoObB][0-9a-fA-F_]")
-# Literals written another way than they are read (`folding`): arithmetic or repetition
-# between literals, a reversed or decoded literal, a blob of base64 or hex.
-_FOLDED = re.compile(
-    r"[\d'\"][ \t]*(?:[-+*/%^|&]|<<)[ \t]*[\d'\"]|\[::-1\]|decode\(|decompress|fromhex|unhexlify"
-    r"|[\"'`][A-Za-z0-9+/]{16,}={0,2}[\"'`]"
-)
 # A program that reverses strings (Python's slice, JavaScript's and C++'s `reverse`,
 # C++'s `rbegin`), which may hold its answers reversed.
 _REVERSALS = ("[::-1]", "reverse", "rbegin")
@@ -186,8 +178,7 @@ def hardcoded(
             stream = read(program, language, main_runs=main_runs)
         return stream
 
-    data_string = ('"""' in program or "'''" in program) and _DATA_STRING.search(program)
-    source = bare if bare is not None and not data_string else program
+    source = bare if bare is not None and not holds_data_string(program) else program
     if _read_as_data(program):
         text = " ".join(literals().atoms)
     else:
@@ -195,7 +186,7 @@ def hardcoded(
         # separators (`362_880`) dropped.
         text = source.lower()
         text = folding.unfold_c_like(text) if language != "python" else folding.without_separators(text)
-    if _FOLDED.search(source):
+    if folding.written_folded(source):
         text = f"{text} {folding.hints(source).lower()}"
     if _answered(text, ready, literals):
         return True
