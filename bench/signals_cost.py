@@ -1,7 +1,8 @@
 """What the hacking signals cost the verifiers that compute them, as a share of grading.
 
-Each arm grades the same items in the same process, once with the signals and once
-without, alternating, the best of `--rounds` each:
+Each arm grades the same items in the same process, with the signals and without,
+alternating, the best of `--rounds` each (the code arms: each batch's best, its two
+settings back to back):
 
 - math: `MathVerifier.verify` on the GRPO mix of `bench.math_grading` (warm caches), the
   function that computes the signals replaced by one that finds none;
@@ -17,6 +18,8 @@ without, alternating, the best of `--rounds` each:
     python -m bench.signals_cost [--items 4096] [--rounds 5]
 
 Prints µs per item for each arm and the signals' cost as a percentage (the aim: < 2%).
+On a shared 2-core machine, two identical settings differ by up to about 2.5% in the
+code arms: read a figure with that in mind, and run it more than once.
 """
 
 from __future__ import annotations
