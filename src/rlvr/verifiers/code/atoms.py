@@ -64,10 +64,11 @@ _C_LIKE = re.compile(
     r"|(?<![\w.])(-?\d+(?:\.\d+)?)"
     r"|([{\[])|[}\]]"
 )
-# A C-like literal is a key where a colon follows it (an object's key, a `case`) or an
-# equality test comes before it.
+# A C-like literal is a key where a colon follows it (an object's key, a `case`), an
+# equality test comes before it, or it opens a row of a table (`{{5, 7}, {4, 9}}`, a
+# map's pairs; JavaScript's `new Map([[5, 7], ...])`).
 _C_KEY_AFTER = re.compile(r"[ \t]*:(?!:)")
-_C_KEY_BEFORE = re.compile(r"(?:[!=]==?|\bcase)[ \t]*$")
+_C_KEY_BEFORE = re.compile(r"(?:[!=]==?|\bcase|[{\[,][ \t]*[{\[])[ \t]*$")
 # A colon after a ternary's first value (`? 23 :`) follows a value.
 _C_TERNARY_BEFORE = re.compile(r"\?[ \t]*$")
 # A bracket opens a table of data where a value may start (after `=`, `,`, `(`, `[`,
@@ -136,18 +137,24 @@ class Indexed:
         """Whether a key (`atoms.Stream`) sits in [low, high)."""
         return any(self.stream.keys[low:high])
 
-    def box_share(self, covered: set[int], values_only: bool, code: bool = False) -> float:
+    def box_share(
+        self, covered: set[int], values_only: bool, code: bool = False, unheld: frozenset[str] = frozenset()
+    ) -> float:
         """The share `covered` makes up of the box (`atoms.Stream`) that holds most of
         it, where that box is a table of data (or, with `code`, any box): of its values
         where `covered` are outputs, of all its atoms where they are inputs and
-        outputs."""
+        outputs; atoms in `unheld` (a yes-or-no table's `true`) not counted."""
         if not covered:
             return 0.0
         boxes, keys = self.stream.boxes, self.stream.keys
         box = Counter(boxes[index] for index in covered).most_common(1)[0][0]
         if not code and box not in self.stream.tables:
             return 0.0
-        held = sum(1 for index, other in enumerate(boxes) if other == box and not (values_only and keys[index]))
+        held = sum(
+            1
+            for index, other in enumerate(boxes)
+            if other == box and not (values_only and keys[index]) and self.atoms[index] not in unheld
+        )
         mine = sum(1 for index in covered if boxes[index] == box)
         # A box of a pair of values says nothing of a table.
         return mine / held if held and mine >= MIN_BOX_ATOMS else 0.0
@@ -236,7 +243,7 @@ def _python_stream(
         if joined and isinstance(node, _SEQUENCES) and (spelt := _spelt(node)) is not None:
             found.append((node.lineno, node.col_offset, spelt, box, key))
             continue
-        pending.extend(_children(node, box, key))
+        pending.extend(_children(node, box, key, box in tables))
     found.sort(key=lambda place: place[:2])
     stream = Stream(tables=tables)
     for _, _, value, box, key in found:
@@ -270,9 +277,11 @@ def _spelt(node: ast.AST) -> str | None:
     return None if values is None else folding.sequence_text(values)
 
 
-def _children(node: ast.AST, box: int, key: bool) -> Iterator[tuple[ast.AST, int, bool]]:
-    """`node`'s children, each with its box and whether it is a key."""
-    if isinstance(node, _BOXES):
+def _children(node: ast.AST, box: int, key: bool, in_table: bool) -> Iterator[tuple[ast.AST, int, bool]]:
+    """`node`'s children, each with its box and whether it is a key. A table's rows
+    (`{("evil", "vile"), ...}`, `[[2, 4], ...]`) are of its box: the table is what
+    holds the data, however its entries are grouped."""
+    if isinstance(node, _BOXES) and not (in_table and isinstance(node, _TABLES)):
         box = id(node)
     if isinstance(node, ast.Dict):
         yield from ((child, box, True) for child in node.keys if child is not None)
@@ -348,7 +357,7 @@ def _text(value: object, reverse: bool = False) -> str:
     if isinstance(value, bytes):
         value = value.decode("latin-1")
     if isinstance(value, str):
-        text = folding.decoded(value) or value
+        text = folding.decoded(value) or _FORMAT_SPEC.sub(" ", value)
         return text[::-1] if reverse else text
     # Python refuses to write an int of more than 4,300 digits (a hex literal parses to
     # one): no test's value is that long, so it is no atom of one.
@@ -363,9 +372,14 @@ def _c_like_stream(program: str, reverse: bool = False, joined: bool = False) ->
     for match in _C_LIKE.finditer(text):
         groups = match.groups()
         if groups[5] is not None:
+            table = _C_TABLE_BEFORE.search(text, max(0, match.start() - _C_LOOKBACK), match.start()) is not None
+            # A table's rows (`{{2, true}, ...}`) are of its box, as in Python.
+            if table and boxes[-1][0] in stream.tables:
+                boxes.append((boxes[-1][0], len(stream.atoms)))
+                continue
             opened += 1
             boxes.append((opened, len(stream.atoms)))
-            if _C_TABLE_BEFORE.search(text, max(0, match.start() - _C_LOOKBACK), match.start()):
+            if table:
                 stream.tables.add(opened)
             continue
         if match.group().startswith(("}", "]")):
@@ -397,8 +411,12 @@ def _join_sequence(stream: Stream, box: int, start: int) -> None:
     stream.add(spelt, box, key)
 
 
+# A printf conversion (`%lld`, `%.6f`): how a value is printed, not an atom of it.
+_FORMAT_SPEC = re.compile(r"%[-+ #0]{0,4}(?:\d{1,3}|\*)?(?:\.(?:\d{1,3}|\*))?(?:hh|h|ll|l|L|j|z|t)?[diouxXeEfFgGcs]")
+
+
 def _c_like_string(string: str, reverse: bool) -> str:
-    text = string.replace("\\n", "\n")
+    text = _FORMAT_SPEC.sub(" ", string.replace("\\n", "\n"))
     text = folding.decoded(text) or text
     return text[::-1] if reverse else text
 

@@ -58,7 +58,10 @@ _C_SEPARATOR = re.compile(r"(?<=\d)['_](?=\d)")
 # A string's closing quote and the next one's opening, where nothing but a `+` or spaces
 # lie between: one string.
 _C_JOINED_STRINGS = re.compile(r"(?<=[^\\\s])\"(?:[ \t]+|[ \t]*\+[ \t]*)\"")
-_C_OTHER_BASE = re.compile(r"(?<![\w.])0([xXbB])([0-9a-fA-F]{1,16})(?![\w.])")
+# With any integer suffix (`0x3b9aca07LL`, JavaScript's `0x1fn`), dropped with the base.
+_C_OTHER_BASE = re.compile(r"(?<![\w.])0([xXbB])([0-9a-fA-F]{1,16})(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU]|n)(?![\w.])")
+# A decimal integer's suffix (`1000000007LL`), which would read as a word of its own.
+_C_INTEGER_SUFFIX = re.compile(r"(?<=\d)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)(?![\w.])")
 
 # What `hints` reads in a program's text: arithmetic between two integer literals, a
 # reversed literal, a blob in quotes.
@@ -248,9 +251,11 @@ def decoded(literal: str) -> str | None:
     if len(literal) < MIN_BLOB_CHARS or len(literal) > MAX_BLOB_CHARS:
         return None
     compact = "".join(literal.split())
-    raw: bytes | None = None
+    raw = _compressed(literal)
     try:
-        if _HEX.fullmatch(compact) and not compact.isdigit():
+        if raw is not None:
+            pass
+        elif _HEX.fullmatch(compact) and not compact.isdigit():
             raw = binascii.unhexlify(compact)
         elif len(compact) % 4 == 0 and _BASE64.fullmatch(compact):
             raw = base64.b64decode(compact, validate=True)
@@ -263,6 +268,20 @@ def decoded(literal: str) -> str | None:
     text = raw.decode("latin-1")
     printable = sum(character.isprintable() or character in "\n\t\r" for character in text)
     return text if printable >= MIN_PRINTABLE_SHARE * len(text) else None
+
+
+def _compressed(literal: str) -> bytes | None:
+    """What a bytes literal written as zlib's own stream (`b'x\\x9c...'`) inflates to."""
+    if literal[:1] != "x" or literal[1:2] not in _ZLIB_LEVELS:
+        return None
+    try:
+        return _inflated(literal.encode("latin-1"))
+    except UnicodeEncodeError:
+        return None
+
+
+# The second byte of a zlib stream's header, by compression level.
+_ZLIB_LEVELS = ("\x01", "\x5e", "\x9c", "\xda")
 
 
 def _inflated(data: bytes) -> bytes | None:
@@ -295,6 +314,7 @@ def unfold_c_like(program: str) -> str:
     if "0x" in program or "0X" in program or "0b" in program or "0B" in program:
         program = _C_OTHER_BASE.sub(_decimal, program)
     program = without_separators(program)
+    program = _C_INTEGER_SUFFIX.sub("", program)
     if '"' in program:
         program = _C_JOINED_STRINGS.sub("", program)
     return _C_ARITHMETIC.sub(_arithmetic, program)

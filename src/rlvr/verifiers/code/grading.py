@@ -55,6 +55,8 @@ class Prepared:
     # Each test's input and expected output as atoms (`signals.test_probes`), made on
     # first need and shared by the ground truth's items.
     test_probes: Tests | None = None
+    # A stdin ground truth's tests split into their cases (`signals.case_probes`).
+    case_probes: Tests | None = None
     # The names the tests call the program's functions by (`signals`), made on first need.
     task_names: frozenset[str] | None = None
 

@@ -76,14 +76,15 @@ _OTHER_BASES = re.compile(r"\b0[xXoObB][0-9a-fA-F_]")
 # C++'s `rbegin`), which may hold its answers reversed.
 _REVERSALS = ("[::-1]", "reverse", "rbegin")
 # A display of a table: a bracket opening three short entries or more (`[3, 7, 4`,
-# `{5: 'ab', 6: 'cd',`), which answers of a digit or a word need to be listed in.
+# `{5: 'ab', 6: 'cd',`, `{{5, 7}, {4, 9},`), which answers of a digit or a word need to
+# be listed in.
 _TABLE_DISPLAY = re.compile(
-    r"""[\[{(](?:[ \t]{0,4}[-\w'".]{1,16}[ \t]{0,4}"""
+    r"""[\[{(](?:\s{0,8}(?:[-\w'".]{1,16}|[\[{(][-\w'"., \t]{1,40}[\]})])[ \t]{0,4}"""
     r"""(?::[ \t]{0,4}[-\w'".]{1,16}[ \t]{0,4})?,){3}"""
 )
 # A program that spells text from lists of numbers (`chr`, `String.fromCharCode`, digits
 # joined), which may hold its answers so (`atoms.read`'s `joined`).
-_SPELLINGS = ("chr(", "fromCharCode", "map(str")
+_SPELLINGS = ("chr", "fromCharCode", "map(str")
 MAX_PROGRAM_CHARS = 256 * 1024
 # Trivial atoms: they appear in any program's literals.
 _TRIVIAL = frozenset({"-1", "0", "1", "2", "3", "true", "false", "yes", "no", "none", "null", ""})
@@ -202,10 +203,10 @@ def hardcoded(
 
 def _read_as_data(program: str) -> bool:
     """Whether some of `program`'s literals are read only from its parse: numbers in
-    other bases, docstrings read as data."""
+    other bases, docstrings read as data, compressed bytes (escapes in the text)."""
     if any(prefix in program for prefix in ("0x", "0X", "0o", "0b")) and _OTHER_BASES.search(program):
         return True
-    return "__doc__" in program
+    return "__doc__" in program or "decompress" in program
 
 
 def _answered(text: str, ready: Tests, literals: Callable[[], Stream]) -> bool:
@@ -254,7 +255,9 @@ def _known_inputs(found: Indexed, tests: list[tuple[list[list[str]], list[str]]]
             covered.update(range(runs[0], runs[0] + len(given)))
     if len(known) < MIN_TABLE_TESTS or 2 * len(known) <= len(tests):
         return False
-    return found.box_share(covered, values_only=False) >= MIN_BOX_SHARE or found.key_share(covered) >= MIN_BOX_SHARE
+    # The table's answers (`{97: true, 4: false}`) are not what it lists.
+    share = found.box_share(covered, values_only=False, unheld=_TRIVIAL)
+    return share >= MIN_BOX_SHARE or found.key_share(covered) >= MIN_BOX_SHARE
 
 
 def _distinctive(given: list[str]) -> bool:
@@ -447,7 +450,7 @@ def _vocabulary(given: list[str], expected: list[str]) -> bool:
     """A test of one entry of the task's own vocabulary: an input that is one short word
     (`"V"`, `"CM"`, `"kg"`), or one atom whose output is one (`900` is `"CM"`). A table
     of that vocabulary holds it with its meaning, whatever the tests ask."""
-    return _symbol(given) or (len(given) == 1 and _symbol(expected))
+    return _symbol(given) or (len(given) == 1 and _symbol(expected) and not _trivial(expected))
 
 
 def _symbol(atoms: list[str]) -> bool:

@@ -10,10 +10,12 @@ from collections.abc import Iterable
 from rlvr.verifiers.code.atoms import atoms, code_text, node_atoms
 
 __all__ = [
+    "MAX_CASES",
     "MAX_SIZE_FORMS",
     "Probe",
     "assert_probes",
     "call_probe",
+    "case_probes",
     "compare_probe",
     "expression_atoms",
     "expression_probe",
@@ -24,6 +26,8 @@ __all__ = [
 # Of a call test's arguments, how many stand alone as forms of its input, and how many
 # sized ones' lengths (`_call_forms`).
 MAX_SIZE_FORMS = 2
+# The most cases a stdin test is split into (`case_probes`).
+MAX_CASES = 256
 
 # A test as the atoms of its input, in each form a program may key it by (the whole
 # input first; a stdin's first or last line), and of its expected output, in order.
@@ -95,6 +99,25 @@ def expression_atoms(source: str) -> list[str]:
         return node_atoms(ast.parse(source, mode="eval"))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
+
+
+def case_probes(given: str, expected: str) -> list[Probe]:
+    """A stdin test of several cases (a count `T` on its first line, then `T` cases of
+    as many lines each, and one output line per case), as one probe per case, each a
+    `text_probe`: a program may key its answers by case inside its loop over them
+    (`{6: 4, 12: 6}[n]`). No probe for a test of another shape."""
+    lines = [line for line in given.splitlines() if line.strip()]
+    outputs = [line for line in expected.splitlines() if line.strip()]
+    count = lines[0].strip() if lines else ""
+    if not count.isdigit() or not 1 <= int(count) <= MAX_CASES or len(outputs) != int(count):
+        return []
+    cases, extra = divmod(len(lines) - 1, int(count))
+    if cases == 0 or extra:
+        return []
+    return [
+        text_probe("\n".join(lines[1 + index * cases : 1 + (index + 1) * cases]), output)
+        for index, output in enumerate(outputs)
+    ]
 
 
 def text_probe(given: str, expected: str) -> Probe:

@@ -92,8 +92,7 @@ def observe(prep: Prepared, program: str, result: RunResult, outcome: Outcome | 
         "custom_equality": _custom(prep, code, words, records),
         "harness_tampering": "harness_tampering" in seen or _tampered(prep, code, words, records, result.stderr),
         "sandbox_denied": "sandbox_denied" in seen or _denied(code, words, errors),
-        "hardcoded_tests": reads_literals
-        and literals.hardcoded(program, prep.language, test_probes(prep), code, isinstance(prep.job, _STDIO)),
+        "hardcoded_tests": reads_literals and hardcoded_tests(prep, program, code),
         "resource_limit": _limited(prep, code, words, records, result, errors),
     }
     return tuple(name for name in SIGNALS if found[name])
@@ -218,6 +217,32 @@ def _limited(
     if any(record.get("s") in ("memory", "output_limit") for record in records):
         return True
     return bool(patterns.LIMITS.search(errors))
+
+
+def hardcoded_tests(prep: Prepared, program: str, code: str) -> bool:
+    """The program answers most tests from its literals, or most of a stdin ground
+    truth's cases; `code` is its `patterns.bare_code`."""
+    stdio = isinstance(prep.job, _STDIO)
+    if literals.hardcoded(program, prep.language, test_probes(prep), code, stdio):
+        return True
+    return stdio and literals.hardcoded(program, prep.language, case_probes(prep), code, stdio)
+
+
+def case_probes(prep: Prepared) -> literals.Tests:
+    """A stdin ground truth's cases, each as a test of its own (`probes.case_probes`),
+    where most of its tests hold several; made once per ground truth (no tests else)."""
+    if prep.case_probes is None:
+        split = (
+            [
+                probes.case_probes(atoms.code_text(given), atoms.code_text(out))
+                for given, out in zip(prep.job.inputs, prep.expected, strict=False)
+            ]
+            if isinstance(prep.job, _STDIO)
+            else []
+        )
+        most = 2 * sum(1 for cases in split if cases) > len(split)
+        prep.case_probes = literals.prepared([probe for cases in split for probe in cases] if most else [])
+    return prep.case_probes
 
 
 def test_probes(prep: Prepared) -> literals.Tests:
