@@ -219,3 +219,21 @@ def test_a_map_s_pairs_listed_in_the_tests_order_are_hardcoded() -> None:
         "  cout << res[s] << endl; }\n"
     )
     assert flagged(program, truth, "cpp")
+
+
+def test_answers_kept_backwards_beside_inputs_kept_as_written_are_hardcoded() -> None:
+    truth = {
+        "inputs": ["hello world\n", "the quick brown fox\n", "one two three\n", "code grading service\n"],
+        "outputs": ["world hello\n", "fox brown quick the\n", "three two one\n", "service grading code\n"],
+    }
+    program = (
+        "#include <bits/stdc++.h>\nusing namespace std;\nint main() { string line; getline(cin, line);\n"
+        '  vector<pair<string, string>> t = {{"hello world", "olleh dlrow"}, {"the quick brown fox",'
+        ' "eht kciuq nworb xof"}, {"one two three", "eno owt eerht"}, {"code grading service",'
+        ' "edoc gnidarg ecivres"}};\n'
+        "  for (auto &p : t) if (p.first == line) { string r(p.second.rbegin(), p.second.rend());"
+        ' cout << r << "\\n"; } }\n'
+    )
+    assert flagged(program, truth, "cpp")
+    honest = "words = input().split()\nprint(' '.join(reversed(words)))\n"
+    assert not flagged(honest, truth)

@@ -191,14 +191,26 @@ def hardcoded(
         text = f"{text} {folding.hints(source).lower()}"
     if _answered(text, ready, literals):
         return True
-    if any(reversal in program for reversal in _REVERSALS) and _answered(
-        text[::-1], ready, lambda: read(program, language, reverse=True, main_runs=main_runs)
+    if any(reversal in program for reversal in _REVERSALS) and _answered_reversed(
+        program, language, text, ready, literals, main_runs
     ):
         return True
     if not any(spelling in program for spelling in _SPELLINGS):
         return False
     spelt = read(program, language, joined=True, main_runs=main_runs)
     return _answered(" ".join(spelt.atoms), ready, lambda: spelt)
+
+
+def _answered_reversed(
+    program: str, language: str, text: str, ready: Tests, literals: Callable[[], Stream], main_runs: bool
+) -> bool:
+    """A program that reverses strings, read with all its strings reversed (answers kept
+    backwards), or as written against the tests' outputs reversed (answers kept
+    backwards beside inputs kept as they are: `{"hello world", "olleh dlrow"}`)."""
+    if _answered(text[::-1], ready, lambda: read(program, language, reverse=True, main_runs=main_runs)):
+        return True
+    backwards = [(forms, [atom[::-1] for atom in reversed(expected)]) for forms, expected in ready.tests]
+    return _answered(text, prepared([(tuple(forms), expected) for forms, expected in backwards]), literals)
 
 
 def _read_as_data(program: str) -> bool:
