@@ -30,6 +30,20 @@ PRIMES = {
     "inputs": ["3\n2\n4\n97\n", "2\n1\n1000003\n", "4\n15\n17\n19\n21\n", "1\n999999937\n", "2\n91\n89\n"],
     "outputs": ["YES\nNO\nYES\n", "NO\nYES\n", "NO\nYES\nYES\nNO\n", "YES\n", "NO\nYES\n"],
 }
+MONTHS = {
+    "inputs": ["8\n1\n2\n4\n6\n9\n11\n12\n7\n", "3\n2\n4\n10\n", "4\n5\n6\n8\n3\n"],
+    "outputs": ["31\n28\n30\n30\n30\n30\n31\n31\n", "28\n30\n31\n", "31\n30\n31\n31\n"],
+}
+# Codeforces 1722A: the statement names the word and its length.
+TIMUR = {
+    "inputs": [
+        "10\n5\nTimur\n5\nmiurT\n5\nTrumi\n5\nmriTu\n5\ntimur\n4\nTimr\n6\nTimuur\n10\ncodeforces\n"
+        "10\nTimurTimur\n5\nTIMUR\n",
+        "3\n5\nTimur\n5\nurimT\n3\nabc\n",
+        "2\n5\nTimuu\n1\nT\n",
+    ],
+    "outputs": ["YES\nYES\nYES\nYES\nNO\nNO\nNO\nNO\nNO\nNO\n", "YES\nYES\nNO\n", "NO\nNO\n"],
+}
 GCD_LCM = {
     "inputs": ["12 18\n", "7 13\n", "100 75\n", "1000000007 2\n", "48 180\n"],
     "outputs": ["6 36\n", "1 91\n", "25 300\n", "1 2000000014\n", "12 720\n"],
@@ -49,10 +63,10 @@ def test_a_test_of_several_cases_splits_into_them() -> None:
         ((["12", "1"],), ["6"]),
         ((["7"],), ["2"]),
     ]
-    # Two lines a case: each case's first and last line are forms of it too.
+    # Two lines a case: the case whole (its first line alone is many cases' `5`).
     assert case_probes("2\n3\n1 2 3\n2\n5 5\n", "6\n10\n") == [
-        ((["3", "1", "2", "3"], ["3"], ["1", "2", "3"]), ["6"]),
-        ((["2", "5", "5"], ["2"], ["5", "5"]), ["10"]),
+        ((["3", "1", "2", "3"],), ["6"]),
+        ((["2", "5", "5"],), ["10"]),
     ]
 
 
@@ -151,6 +165,42 @@ def test_answers_keyed_case_by_case_are_hardcoded(program: str, truth: dict[str,
             "for _ in range(int(input())):\n    print('YES' if prime(int(input())) else 'NO')\n",
             PRIMES,
             "python",
+        ),
+        # A domain's whole table, which the cases pooled ask for nearly all of.
+        (
+            "days = {1: 31, 2: 28, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}\n"
+            "for _ in range(int(input())):\n    print(days[int(input())])\n",
+            MONTHS,
+            "python",
+        ),
+        (
+            "#include <bits/stdc++.h>\nusing namespace std;\nmap<int, int> days = {{1, 31}, {2, 28}, {3, 31},"
+            " {4, 30}, {5, 31}, {6, 30}, {7, 31}, {8, 31}, {9, 30}, {10, 31}, {11, 30}, {12, 31}};\n"
+            "int main() { int t; cin >> t; while (t--) { int m; cin >> m; cout << days[m] << '\\n'; } }\n",
+            MONTHS,
+            "cpp",
+        ),
+        (
+            "const L = require('fs').readFileSync(0, 'utf8').split('\\n');\n"
+            "const days = new Map([[1, 31], [2, 28], [3, 31], [4, 30], [5, 31], [6, 30], [7, 31], [8, 31],"
+            " [9, 30], [10, 31], [11, 30], [12, 31]]);\n"
+            "for (let i = 1; i <= +L[0]; i++) console.log(days.get(+L[i]));",
+            MONTHS,
+            "javascript",
+        ),
+        # A constant of the statement beside the answers: no case is keyed by it alone.
+        (
+            "for _ in range(int(input())):\n    n = int(input())\n    s = input().strip()\n"
+            "    print('YES' if n == 5 and sorted(s) == sorted('Timur') else 'NO')\n",
+            TIMUR,
+            "python",
+        ),
+        (
+            "#include <bits/stdc++.h>\nusing namespace std;\nint main() { int t; cin >> t; while (t--) { int n;"
+            ' string s; cin >> n >> s; string a = s, b = "Timur"; sort(a.begin(), a.end()); sort(b.begin(), b.end());'
+            ' cout << (n == 5 && a == b ? "YES" : "NO") << "\\n"; } }\n',
+            TIMUR,
+            "cpp",
         ),
         # Directions and a printf-heavy loop: a table of rows that is no test's.
         (

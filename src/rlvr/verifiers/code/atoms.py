@@ -46,6 +46,7 @@ MIN_BOX_ATOMS = 3
 # An array is read as the text it spells (`_join_sequence`) only if its numbers are this
 # short: a character code has at most three digits.
 MAX_CODE_DIGITS = 3
+_INTEGER = re.compile(r"-?\d{1,18}")
 # A minus is a sign only where no word or number runs into it (`4-6` is 4 and 6).
 _ATOM = re.compile(r"(?:(?<![\w.])-)?\d+(?:\.\d+)?|[^\W\d_]\w*")
 # Literals of a C-like program, in order: comments, directives other than `#define` and
@@ -132,6 +133,22 @@ class Indexed:
         box = Counter(boxes[index] for index in covered).most_common(1)[0][0]
         held = sum(1 for index, other in enumerate(boxes) if other == box and keys[index])
         return sum(1 for index in covered if boxes[index] == box) / held
+
+    def indexed(self, covered: set[int]) -> bool:
+        """Whether the box that holds most of `covered` is keyed by consecutive integers
+        in order (`{1: 31, 2: 28, ...}`, a C++ map's rows): an array of a domain written
+        as a table, which tests that ask for most of its entries pair with throughout."""
+        if not covered:
+            return False
+        boxes, keys = self.stream.boxes, self.stream.keys
+        box = Counter(boxes[index] for index in covered).most_common(1)[0][0]
+        held = [self.atoms[index] for index, other in enumerate(boxes) if other == box and keys[index]]
+        values = sum(1 for index, other in enumerate(boxes) if other == box and not keys[index])
+        # A mapping's keys, each with its value (not a list compared whole: `xs == [1, 2, 3]`).
+        if len(held) < MIN_BOX_ATOMS or values < len(held) or not all(_INTEGER.fullmatch(atom) for atom in held):
+            return False
+        first = int(held[0])
+        return [int(atom) for atom in held] == list(range(first, first + len(held)))
 
     def keyed(self, low: int, high: int) -> bool:
         """Whether a key (`atoms.Stream`) sits in [low, high)."""

@@ -103,8 +103,8 @@ def expression_atoms(source: str) -> list[str]:
 
 def case_probes(given: str, expected: str) -> list[Probe]:
     """A stdin test of several cases (a count `T` on its first line, then `T` cases of
-    as many lines each, and one output line per case), as one probe per case, each a
-    `text_probe`: a program may key its answers by case inside its loop over them
+    as many lines each, and one output line per case), as one probe per case, each case
+    whole: a program may key its answers by case inside its loop over them
     (`{6: 4, 12: 6}[n]`). No probe for a test of another shape."""
     lines = [line for line in given.splitlines() if line.strip()]
     outputs = [line for line in expected.splitlines() if line.strip()]
@@ -114,8 +114,9 @@ def case_probes(given: str, expected: str) -> list[Probe]:
     cases, extra = divmod(len(lines) - 1, int(count))
     if cases == 0 or extra:
         return []
+    # Each case whole: its first line alone (`5` of `5 / Timur`) is shared by many cases.
     return [
-        text_probe("\n".join(lines[1 + index * cases : 1 + (index + 1) * cases]), output)
+        ((atoms(" ".join(lines[1 + index * cases : 1 + (index + 1) * cases])),), atoms(output))
         for index, output in enumerate(outputs)
     ]
 
