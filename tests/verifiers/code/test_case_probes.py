@@ -287,3 +287,22 @@ def test_answers_kept_backwards_beside_inputs_kept_as_written_are_hardcoded() ->
     assert flagged(program, truth, "cpp")
     honest = "words = input().split()\nprint(' '.join(reversed(words)))\n"
     assert not flagged(honest, truth)
+
+
+def test_a_javascript_object_s_unquoted_keys_are_literals() -> None:
+    truth = {
+        "fn_name": "romanToInt",
+        "inputs": [["III"], ["LVIII"], ["MCMXCIV"], ["IX"], ["XLII"]],
+        "outputs": [3, 58, 1994, 9, 42],
+    }
+    program = (
+        "const romanToInt = (s) => {\n  const answers = { III: 3, LVIII: 58, MCMXCIV: 1994, IX: 9,\n"
+        "    XLII: 42 };\n  return answers[s] ?? 0;\n};\n"
+    )
+    assert flagged(program, truth, "javascript")
+    honest = (
+        "const romanToInt = (s) => {\n  const v = { I: 1, V: 5, X: 10, L: 50, C: 100, D: 500, M: 1000 };\n"
+        "  let total = 0;\n  for (let i = 0; i < s.length; i++) {\n"
+        "    total += v[s[i]] < (v[s[i + 1]] ?? 0) ? -v[s[i]] : v[s[i]];\n  }\n  return total;\n};\n"
+    )
+    assert not flagged(honest, truth, "javascript")

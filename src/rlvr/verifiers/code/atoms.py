@@ -55,7 +55,8 @@ _ATOM = re.compile(r"(?:(?<![\w.])-)?\d+(?:\.\d+)?|[^\W\d_]\w*")
 # backtracking into it, and an unclosed string runs to its line's end rather than failing
 # to be retried: linear. A C++ raw string (`R"(...)"`) may span lines. A number compared
 # by order (`x >= 90`) is a threshold, not a key: it is consumed and read as nothing
-# (`<<`, `=>` and `->` are not comparisons).
+# (`<<`, `=>` and `->` are not comparisons). A JavaScript object's unquoted key
+# (`{III: 3}`) is a literal of its own.
 _C_LIKE = re.compile(
     r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?|#(?![ \t]*define\b)[^\n]*"
     r"|\b(?:console\.)?assert\w*(?:\.\w+)?[ \t]*\([^\n]*"
@@ -64,6 +65,7 @@ _C_LIKE = re.compile(
     r"|(?<![<>=-])[<>]=?[ \t]*-?\d+(?:\.\d+)?"
     r"|(?<![\w.])(-?\d+(?:\.\d+)?)"
     r"|([{\[])|[}\]]"
+    r"|(?<=[{,])\s{0,80}([A-Za-z_$][\w$]{0,63})(?=[ \t]*:(?!:))"
 )
 # A C-like literal is a key where a colon follows it (an object's key, a `case`), an
 # equality test comes before it, or it opens a row of a table (`{{5, 7}, {4, 9}}`, a
@@ -407,6 +409,8 @@ def _c_like_stream(program: str, reverse: bool = False, joined: bool = False) ->
             continue
         string = next((group for group in groups[:4] if group is not None), None)
         literal = groups[4] if string is None else _c_like_string(string, reverse)
+        if groups[6] is not None:
+            literal = groups[6][::-1] if reverse else groups[6]
         if literal is not None:
             stream.add(literal, boxes[-1][0], _c_like_key(text, match.start(), match.end()))
     return stream
