@@ -246,21 +246,12 @@ def _decoded_call(node: ast.Call, depth: int) -> object | None:
 
 
 def decoded(literal: str) -> str | None:
-    """The text a string literal holds encoded (base64 or hex), when it decodes to
-    printable text: a blob that `json.loads` or `eval` reads back at run time."""
+    """The text a string literal holds encoded (base64, hex, or zlib's own stream),
+    when it decodes to printable text: a blob that `json.loads` or `eval` reads back at
+    run time."""
     if len(literal) < MIN_BLOB_CHARS or len(literal) > MAX_BLOB_CHARS:
         return None
-    compact = "".join(literal.split())
-    raw = _compressed(literal)
-    try:
-        if raw is not None:
-            pass
-        elif _HEX.fullmatch(compact) and not compact.isdigit():
-            raw = binascii.unhexlify(compact)
-        elif len(compact) % 4 == 0 and _BASE64.fullmatch(compact):
-            raw = base64.b64decode(compact, validate=True)
-    except (ValueError, binascii.Error):
-        return None
+    raw = _compressed(literal) or _unencoded("".join(literal.split()))
     if not raw:
         return None
     if raw[:1] == _ZLIB_HEADER:
@@ -268,6 +259,18 @@ def decoded(literal: str) -> str | None:
     text = raw.decode("latin-1")
     printable = sum(character.isprintable() or character in "\n\t\r" for character in text)
     return text if printable >= MIN_PRINTABLE_SHARE * len(text) else None
+
+
+def _unencoded(compact: str) -> bytes | None:
+    """The bytes a hex or base64 text stands for."""
+    try:
+        if _HEX.fullmatch(compact) and not compact.isdigit():
+            return binascii.unhexlify(compact)
+        if len(compact) % 4 == 0 and _BASE64.fullmatch(compact):
+            return base64.b64decode(compact, validate=True)
+    except (ValueError, binascii.Error):
+        return None
+    return None
 
 
 def _compressed(literal: str) -> bytes | None:
