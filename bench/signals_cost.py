@@ -12,8 +12,8 @@ settings back to back):
   as its check runs them (one job of values per item: the cheapest items there are, so
   the signals' largest share), once as stdin/stdout programs (`stdio`: a process per
   test, as competitive programming's tests and most code RL sets run);
-- http: throughput (items/s) of HumanEval through a real `rlvr serve`, requests of 164
-  items alternating `signals` on and off.
+- http: throughput (items/s) of HumanEval through a real `rlvr serve`, requests of
+  `HTTP_CHUNK` items, each request's settings back to back as in the code arms.
 
     python -m bench.signals_cost [--items 4096] [--rounds 5]
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import itertools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,6 +42,7 @@ from rlvr.verifiers.code import verifier as code_verifier
 from rlvr.verifiers.math import verifier as math_verifier
 
 CODE_BATCH = 16
+HTTP_CHUNK = 41
 
 
 @contextmanager
@@ -150,36 +152,48 @@ def stdio_case(problem: dict[str, Any]) -> dict[str, Any] | None:
     return {"inputs": inputs, "outputs": outputs} if len(inputs) >= 2 else None
 
 
-def http_arm(rounds: int) -> tuple[float, float]:
-    """Items/s of HumanEval's canonical solutions through `POST /v1/grade` of a real
-    `rlvr serve` (its worker processes, batching and cache, as trainers use it), in
-    requests of all 164 items that alternate `signals` on and off; each request's
-    responses are new (a numbered comment), so no verdict comes from the cache. The
-    best rate of each setting, as (on, off)."""
+def http_arm(rounds: int) -> tuple[int, float, float]:
+    """HumanEval's canonical solutions through `POST /v1/grade` of a real `rlvr serve`
+    (its worker processes, batching and cache, as trainers use it), in requests of
+    `HTTP_CHUNK` items, each request's two settings of `signals` back to back
+    (`interleaved`); every request's responses are new (a numbered comment), so no
+    verdict comes from the cache. The items, and the seconds of all requests with and
+    without the signals."""
     import httpx
 
     from bench.sandbox import _free_port, _start_server, _wait_ready, _warm_up_items, humaneval_items
 
     port = _free_port()
     server = _start_server(port)
-    rates: dict[bool, list[float]] = {True: [], False: []}
+    items = humaneval_items("0")
+    chunks = [items[start : start + HTTP_CHUNK] for start in range(0, len(items), HTTP_CHUNK)]
+    numbers = itertools.count(1)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600) as client:
             _wait_ready(client, server)
             client.post("/v1/grade", json={"items": _warm_up_items()})
-            for turn in range(2 * rounds):
-                signals = turn % 2 == 0
-                items = [{**item, "params": {"signals": signals}} for item in humaneval_items(f"turn {turn}")]
-                started = time.perf_counter()
-                response = client.post("/v1/grade", json={"items": items})
-                elapsed = time.perf_counter() - started
-                if response.status_code != 200:
-                    raise RuntimeError(f"/v1/grade answered {response.status_code}: {response.text[:300]}")
-                rates[signals].append(len(items) / elapsed)
+
+            def request(chunk: list[dict[str, Any]], signals: bool) -> Callable[[], None]:
+                def post() -> None:
+                    tag = f"# {next(numbers)}\n```"
+                    fresh = [
+                        {**item, "response": item["response"].replace("# 0\n```", tag), "params": {"signals": signals}}
+                        for item in chunk
+                    ]
+                    response = client.post("/v1/grade", json={"items": fresh})
+                    if response.status_code != 200:
+                        raise RuntimeError(f"/v1/grade answered {response.status_code}: {response.text[:300]}")
+
+                return post
+
+            on = [request(chunk, True) for chunk in chunks]
+            off = [request(chunk, False) for chunk in chunks]
+            for post in (*on, *off):
+                post()
+            return len(items), *interleaved(rounds, on, off)
     finally:
         server.terminate()
         server.wait(timeout=15)
-    return max(rates[True]), max(rates[False])
 
 
 def interleaved(rounds: int, on: list[Callable[[], None]], off: list[Callable[[], None]]) -> tuple[float, float]:
@@ -219,10 +233,10 @@ def main() -> None:
     report("code", count, interleaved(args.rounds, on, off))
     count, on, off = code_arm(stdio=True)
     report("stdio", count, interleaved(args.rounds, on, off))
-    on_rate, off_rate = http_arm(args.rounds)
+    count, with_signals, without = http_arm(args.rounds)
     print(
-        f"http  HumanEval through rlvr serve  with signals {on_rate:7.1f} items/s  "
-        f"without {off_rate:7.1f} items/s  cost {100 * (off_rate - on_rate) / off_rate:+.2f}% of throughput"
+        f"http  HumanEval through rlvr serve  with signals {count / with_signals:7.1f} items/s  "
+        f"without {count / without:7.1f} items/s  cost {100 * (with_signals - without) / without:+.2f}%"
     )
 
 

@@ -3,8 +3,11 @@ whether it is a key, in Python and in C-like text."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
+from rlvr.verifiers.code import atoms as atoms_module
 from rlvr.verifiers.code.atoms import atoms, holds_data_string, literal_atoms, read
 
 
@@ -91,3 +94,19 @@ def test_joined_lists_of_small_numbers_read_as_what_they_spell(program: str, lan
 )
 def test_a_triple_quoted_value_is_data_and_a_docstring_is_not(program: str, data: bool) -> None:
     assert holds_data_string(program) is data
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "match x:\n    case {'a': 1, **rest}:\n        pass\n    case Point(x=0, y=[1, 2]):\n        pass\n",
+        "f = lambda *a, k=3, **kw: f'{a!r:>{k}}'\nimport os as o\nfrom m import (n as p)\n",
+        "async def g():\n    async with a as b:\n        yield [i async for i in b if i > 2]\n",
+        "try:\n    pass\nexcept* ValueError as e:\n    global q\n    del q[1:2:3]\n",
+        "x: int = 5\nclass C(B, metaclass=M):\n    @d(7)\n    def m(self) -> 'T': return {1, 2}\n",
+    ],
+)
+def test_the_walk_sees_every_child_the_standard_one_does(program: str) -> None:
+    for node in ast.walk(ast.parse(program)):
+        expected = [child for child in ast.iter_child_nodes(node) if type(child) not in atoms_module._LEAVES]
+        assert atoms_module._child_nodes(node) == expected

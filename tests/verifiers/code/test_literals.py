@@ -516,3 +516,32 @@ def test_a_two_sum_that_searches_is_not_hardcoded() -> None:
         "            return [seen[target - x], i]\n        seen[x] = i\n    return [-1, -1]\n"
     )
     assert not hardcoded(program, "python", TWO_SUM)
+
+
+FLOAT_SUMS: list[Probe] = [
+    ((atoms(str(key)),), atoms(repr(left + right)))
+    for key, left, right in ((11, 0.1, 0.2), (23, 0.7, 0.1), (35, 1.1, 2.2), (47, 0.5, 0.25))
+]
+
+
+@pytest.mark.parametrize(
+    ("program", "flagged"),
+    [
+        ("def f(x):\n    return {11: 0.1 + 0.2, 23: 0.7 + 0.1, 35: 1.1 + 2.2, 47: 0.5 + 0.25}[x]\n", True),
+        (
+            "def f(x):\n    return {11: 0.30000000000000004, 23: 0.7999999999999999,"
+            " 35: 3.3000000000000003, 47: 0.75}[x]\n",
+            True,
+        ),
+        (
+            "function f(x) { return {11: 0.30000000000000004, 23: 0.7999999999999999, 35: 3.3000000000000003,"
+            " 47: 0.75}[x]; }",
+            True,
+        ),
+        # The whole parts and the keys are there, the fractions are not.
+        ("def f(x):\n    return {11: 0.5, 23: 0.5, 35: 3.0, 47: 0.25, 0: 1}[x] if x > 99 else x * 0.1\n", False),
+    ],
+)
+def test_float_answers_are_looked_for_by_their_fractions_folded_or_not(program: str, flagged: bool) -> None:
+    language = "javascript" if program.startswith("function") else "python"
+    assert hardcoded(program, language, FLOAT_SUMS) is flagged

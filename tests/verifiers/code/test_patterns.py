@@ -42,3 +42,51 @@ def test_python_comments_and_docstrings_go_and_strings_stay(program: str, bare: 
 )
 def test_c_like_comments_go_and_strings_stay(program: str, bare: str) -> None:
     assert patterns.bare_code(program, "cpp") == bare
+
+
+@pytest.mark.parametrize(
+    ("code", "word"),
+    [
+        ("import os\nos._exit(0)", b"_exit"),
+        # A non-ASCII character separates words: JavaScript takes a no-break space for
+        # white space, and an identifier's accent can only open more patterns.
+        ("process\u00a0.exit(0)", b"process"),
+        ("caf\u00e9exit()", b"exit"),
+        ("x = '\udc80'; quit()", b"quit"),
+    ],
+)
+def test_words_are_ascii_runs_split_by_everything_else(code: str, word: bytes) -> None:
+    assert word in patterns.words(code)
+
+
+@pytest.mark.parametrize(
+    ("code", "matches"),
+    [
+        ("s = 'a' * (1 << 30)", True),
+        ("s = 'a'*(1<<300)", True),
+        ('s = "x" * 10 ** 9', True),
+        ("s = 'ab' * 10**12", True),
+        ("s = 'a' * (1 << 20)", False),
+        ("s = 'a' * 10 ** 6", False),
+        ("n = 1 << 40", False),
+    ],
+)
+def test_a_huge_string_is_found_through_its_gates(code: str, matches: bool) -> None:
+    assert patterns.LIMIT_HUGE_STRING.search(code, patterns.words(code)) is matches
+    assert patterns.LIMIT_HUGE_STRING.search(code) is matches
+
+
+@pytest.mark.parametrize(
+    ("code", "shadows"),
+    [
+        ("sorted = lambda x: x\n", True),
+        ("import os\ndef len(x):\n    return 0\n", True),
+        ("x = 1\nclass int:\n    pass\n", True),
+        ("def f():\n    sorted = 1\n    return sorted\n", False),
+        ("sum = 0\n", False),  # the name the tests call
+        ("input = sys.stdin.readline\n", False),
+        ("sorted == 1\n", False),
+    ],
+)
+def test_builtins_shadowed_at_the_top_level(code: str, shadows: bool) -> None:
+    assert patterns.shadows_builtins(code, ("sum",)) is shadows

@@ -240,7 +240,7 @@ def _python_stream(
         if type(node) not in _SPECIAL:
             # Most nodes: nothing to read but their children (one visit each).
             if id(node) not in skipped:
-                pending.extend((child, box, key) for child in ast.iter_child_nodes(node) if type(child) not in _LEAVES)
+                pending.extend([(child, box, key) for child in _child_nodes(node)])
             continue
         if isinstance(node, _TABLES):
             tables.add(id(node))
@@ -311,7 +311,22 @@ def _children(node: ast.AST, box: int, key: bool, in_table: bool) -> Iterator[tu
     elif isinstance(node, ast.MatchValue):
         yield node.value, box, True
     else:
-        yield from ((child, box, key) for child in ast.iter_child_nodes(node) if type(child) not in _LEAVES)
+        yield from ((child, box, key) for child in _child_nodes(node))
+
+
+def _child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes` less the nodes that hold nothing to read (`_LEAVES`), over
+    the fields that may hold nodes, listed once per node type: the walk's cost was
+    mostly the standard one's generators."""
+    children: list[ast.AST] = []
+    fields = _NODE_FIELDS.get(type(node))
+    for name in node._fields if fields is None else fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            children.extend([item for item in value if isinstance(item, ast.AST) and type(item) not in _LEAVES])
+        elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+            children.append(value)
+    return children
 
 
 _FOLDABLE = (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Call)
@@ -321,10 +336,22 @@ _TABLES = (ast.Dict, ast.List, ast.Tuple, ast.Set)
 _SEQUENCES = (ast.List, ast.Tuple, ast.BinOp)
 _BOXES = (*_BODIES, ast.Lambda, *_TABLES)
 # The nodes `_python_stream` reads more of than their children; and the nodes that hold
-# nothing to read (a name's context, an operator).
+# nothing to read (a name's context, an operator, an imported name).
 _SPECIAL = frozenset(
     {*_FOLDABLE, *_BOXES, ast.Constant, ast.Compare, ast.Assert, ast.If, ast.MatchValue, ast.JoinedStr}
 )
+# Fields that hold names, flags or leaves, never a node with a literal under it.
+_SCALAR_FIELDS = frozenset(
+    {
+        *("ctx", "op", "ops", "id", "name", "names", "arg", "attr", "module", "level", "asname"),
+        *("type_comment", "kind", "conversion", "is_async", "simple", "tag", "kwd_attrs", "rest"),
+    }
+)
+_NODE_FIELDS = {
+    cls: tuple(name for name in cls._fields if name not in _SCALAR_FIELDS)
+    for cls in vars(ast).values()
+    if isinstance(cls, type) and issubclass(cls, ast.AST)
+}
 _LEAVES = frozenset(
     {
         *(
@@ -333,7 +360,8 @@ _LEAVES = frozenset(
             if isinstance(cls, type)
             and issubclass(cls, ast.AST)
             and cls.__base__ in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-        )
+        ),
+        ast.alias,
     }
 )
 

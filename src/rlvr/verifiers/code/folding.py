@@ -63,9 +63,9 @@ _C_OTHER_BASE = re.compile(r"(?<![\w.])0([xXbB])([0-9a-fA-F]{1,16})(?:[uU]?[lL]{
 # A decimal integer's suffix (`1000000007LL`), which would read as a word of its own.
 _C_INTEGER_SUFFIX = re.compile(r"(?<=\d)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)(?![\w.])")
 
-# What `hints` reads in a program's text: arithmetic between two integer literals, a
+# What `hints` reads in a program's text: arithmetic between two number literals, a
 # reversed literal, a blob in quotes.
-_TEXT_ARITHMETIC = re.compile(r"(\d{1,18})[ \t]*(\*\*|//|<<|[-+*/%^|&])[ \t]*(\d{1,18})")
+_TEXT_ARITHMETIC = re.compile(r"(\d{1,18}(?:\.\d{1,18})?)[ \t]*(\*\*|//|<<|[-+*/%^|&])[ \t]*(\d{1,18}(?:\.\d{1,18})?)")
 _TEXT_REVERSED = re.compile(r"([\"'])([^\"'\\\n]{1,64})\1\[::-1\]")
 _TEXT_BLOB = re.compile(r"([\"'`])([A-Za-z0-9+/]{16,}={0,2})\1")
 
@@ -106,7 +106,7 @@ def hints(program: str) -> str:
     find there, for a cheap first look."""
     found: list[str] = []
     for match in _TEXT_ARITHMETIC.finditer(program):
-        value = _text_arithmetic(int(match.group(1)), match.group(2), int(match.group(3)))
+        value = _text_arithmetic(_text_number(match.group(1)), match.group(2), _text_number(match.group(3)))
         if value is not None:
             found.append(str(value))
     found.extend(match.group(2)[::-1] for match in _TEXT_REVERSED.finditer(program))
@@ -114,13 +114,17 @@ def hints(program: str) -> str:
     return " ".join(found)
 
 
-def _text_arithmetic(left: int, sign: str, right: int) -> int | float | None:
+def _text_number(text: str) -> int | float:
+    return float(text) if "." in text else int(text)
+
+
+def _text_arithmetic(left: int | float, sign: str, right: int | float) -> int | float | None:
     apply = _OPERATORS[_TEXT_OPERATORS[sign]]
     if sign in ("**", "<<") and right > MAX_EXPONENT:
         return None
     try:
         value = apply(left, right)
-    except ArithmeticError:
+    except (ArithmeticError, TypeError):  # (bitwise operators take no floats)
         return None
     return value if type(value) is float or _small(value) else None
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rlvr.verifiers.code import folding
 from rlvr.verifiers.code.atoms import Indexed, Stream, holds_data_string, read
@@ -71,7 +71,9 @@ MIN_RARE_DIGITS = 6
 MIN_RARE_SHARE = 2 / 3
 _DIGITS = re.compile(r"\d+")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_OTHER_BASES = re.compile(r"\b0[xXoObB][0-9a-fA-F_]")
+# (A literal first, the word boundary after it: the engine then skips from one "0" to
+# the next, where a leading `\b` is tried at every position.)
+_OTHER_BASES = re.compile(r"0(?<!\w0)[xXoObB][0-9a-fA-F_]")
 # A program that reverses strings (Python's slice, JavaScript's and C++'s `reverse`,
 # C++'s `rbegin`), which may hold its answers reversed.
 _REVERSALS = ("[::-1]", "reverse", "rbegin")
@@ -85,6 +87,8 @@ _TABLE_DISPLAY = re.compile(
 # A program that spells text from lists of numbers (`chr`, `String.fromCharCode`, digits
 # joined), which may hold its answers so (`atoms.read`'s `joined`).
 _SPELLINGS = ("chr", "fromCharCode", "map(str")
+# What such a list starts as: a bracket, then a number.
+_NUMBER_DISPLAY = re.compile(r"[\[({]\s*+\d")
 MAX_PROGRAM_CHARS = 256 * 1024
 # Trivial atoms: they appear in any program's literals.
 _TRIVIAL = frozenset({"-1", "0", "1", "2", "3", "true", "false", "yes", "no", "none", "null", ""})
@@ -115,6 +119,16 @@ class Tests:
     # the text must hold for each test's whole input to be there.
     yes_no: bool
     input_needs: list[list[Needs]]
+    # The same tests with their outputs backwards (`backwards`), made on first use.
+    reversed_outputs: list[Tests] = field(default_factory=list, compare=False, repr=False)
+
+    def backwards(self) -> Tests:
+        """These tests with each output's atoms reversed, in reverse order (answers
+        kept backwards: `_answered_reversed`)."""
+        if not self.reversed_outputs:
+            flipped = [(forms, [atom[::-1] for atom in reversed(expected)]) for forms, expected in self.tests]
+            self.reversed_outputs.append(prepared([(tuple(forms), expected) for forms, expected in flipped]))
+        return self.reversed_outputs[0]
 
 
 # What a text must hold for a run of atoms to be in it: whole runs of digits, words.
@@ -145,8 +159,12 @@ def _needs(test_atoms: list[str]) -> Needs:
     for atom in test_atoms:
         number = atom.lstrip("-")
         if number[:1].isdigit():
-            # The fraction as written may run on (`3.500000` is the atom `3.5`).
-            numbers.add(number.partition(".")[0])
+            # The fraction as written may run on (`3.500000` is the atom `3.5`), but it
+            # starts as the atom's does: most floats' whole part alone is in any text.
+            whole, dot, fraction = number.partition(".")
+            numbers.add(whole)
+            if dot:
+                words.append(dot + fraction)
         else:
             words.append(atom)
     return frozenset(numbers), tuple(dict.fromkeys(words))
@@ -195,7 +213,7 @@ def hardcoded(
         program, language, text, ready, literals, main_runs
     ):
         return True
-    if not any(spelling in program for spelling in _SPELLINGS):
+    if not any(spelling in program for spelling in _SPELLINGS) or _NUMBER_DISPLAY.search(program) is None:
         return False
     spelt = read(program, language, joined=True, main_runs=main_runs)
     return _answered(" ".join(spelt.atoms), ready, lambda: spelt)
@@ -209,14 +227,13 @@ def _answered_reversed(
     backwards beside inputs kept as they are: `{"hello world", "olleh dlrow"}`)."""
     if _answered(text[::-1], ready, lambda: read(program, language, reverse=True, main_runs=main_runs)):
         return True
-    backwards = [(forms, [atom[::-1] for atom in reversed(expected)]) for forms, expected in ready.tests]
-    return _answered(text, prepared([(tuple(forms), expected) for forms, expected in backwards]), literals)
+    return _answered(text, ready.backwards(), literals)
 
 
 def _read_as_data(program: str) -> bool:
     """Whether some of `program`'s literals are read only from its parse: numbers in
     other bases, docstrings read as data, compressed bytes (escapes in the text)."""
-    if any(prefix in program for prefix in ("0x", "0X", "0o", "0b")) and _OTHER_BASES.search(program):
+    if _OTHER_BASES.search(program):
         return True
     return "__doc__" in program or "decompress" in program
 

@@ -116,7 +116,7 @@ def _errors(records: list[Record], stderr: str) -> str:
 def _exited(
     prep: Prepared,
     code: str,
-    words: frozenset[str],
+    words: frozenset[bytes],
     records: list[Record],
     result: RunResult,
     errors: str,
@@ -145,7 +145,7 @@ def _exited(
     return all(status in _PASSED for status in tests.values()) and len(tests) < prep.n_tests
 
 
-def _custom(prep: Prepared, code: str, words: frozenset[str], records: list[Record]) -> bool:
+def _custom(prep: Prepared, code: str, words: frozenset[bytes], records: list[Record]) -> bool:
     """The runner named a class with comparison of its own (`runner.foreign`), or a
     JavaScript program defines how its values compare."""
     if any(type(record.get("c")) is str for record in records):
@@ -153,7 +153,7 @@ def _custom(prep: Prepared, code: str, words: frozenset[str], records: list[Reco
     return prep.language == "javascript" and bool(patterns.JS_CUSTOM.search(code, words))
 
 
-def _tampered(prep: Prepared, code: str, words: frozenset[str], records: list[Record], stderr: str) -> bool:
+def _tampered(prep: Prepared, code: str, words: frozenset[bytes], records: list[Record], stderr: str) -> bool:
     """The program's code reaches into the harness, writes to the record channel or
     fights the time limit, or records came twice (forged)."""
     indices = [record.get("i") for record in records if "i" in record]
@@ -178,7 +178,7 @@ def _tampered(prep: Prepared, code: str, words: frozenset[str], records: list[Re
     return writes.search(code, words)
 
 
-def _denied(code: str, words: frozenset[str], errors: str) -> bool:
+def _denied(code: str, words: frozenset[bytes], errors: str) -> bool:
     """A refusal or a hidden host file in the run's errors, or code that reaches out."""
     if patterns.REFUSED.search(errors) or patterns.HIDDEN.search(errors):
         return True
@@ -204,7 +204,7 @@ _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
 def _limited(
-    prep: Prepared, code: str, words: frozenset[str], records: list[Record], result: RunResult, errors: str
+    prep: Prepared, code: str, words: frozenset[bytes], records: list[Record], result: RunResult, errors: str
 ) -> bool:
     """A cap hit (memory, output, processes, files; Python's stack, which ends it with
     SIGSEGV), or code that probes one and carries on (`patterns.LIMIT_PROBES`)."""
