@@ -429,8 +429,10 @@ LIMIT_HUGE_ALLOCATION = Words(
 LIMIT_HUGE_STRING = Words(
     # (The shifted 1 or the power's 10, a word of its own.)
     frozenset(("1", "10")),
-    r"['\"]\s*\*\s*\(?\s*(?:1\s*<<\s*(?:2[4-9]|[3-6]\d)|10\s*\*\*\s*(?:[89]|\d\d))",
-    ("<<", "**"),
+    # The `*` first, the quote before it looked behind for: the engine skips from one
+    # `*` to the next, where a leading quote class is tried at every position.
+    r"\*(?:(?<=['\"]\*)|(?<=['\"]\s\*)|(?<=['\"]\s\s\*))\s*\(?\s*"
+    r"(?:1\s*<<\s*(?:2[4-9]|[3-6]\d)|10\s*\*\*\s*(?:[89]|\d\d))",
 )
 LIMIT_SPAWN_LOOP = Words(
     frozenset(("fork", "Thread", "open", "socket", "Popen")),
@@ -477,21 +479,24 @@ def bare_code(program: str, language: str) -> str:
     return stripper.sub(_keep_strings, program[:MAX_CODE_CHARS])
 
 
-# Comments (dropped) and the strings they may sit in (kept), leftmost first: each
-# alternative consumes what it matches, an unclosed one to its end, and runs of plain
-# characters are taken whole and never given back (possessive): linear, and a third of
-# the time a character at a time took. (DOTALL: an escaped line end continues a string.)
-_C_COMMENTS = re.compile(
-    r"//[^\n]*|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?|\"(?:[^\"\\\n]++|\\.)*+\"?|'(?:[^'\\\n]++|\\.)*+'?|`(?:[^`\\]++|\\.)*+`?",
+# The code up to the next comment or triple-quoted string (group 1: its plain runs, its
+# strings, a backslash, which outside a string escapes nothing), then that comment or string, or the end (group 2).
+# Each match starts where the last ended, since the code's run stops only where group 2
+# matches: linear, and one replacement per comment rather than one per string. Runs are
+# taken whole and never given back (possessive); DOTALL: an escaped line end continues a
+# string.
+_PYTHON_COMMENTS = re.compile(
+    r'((?:[^#"\'\\]++|\\|"(?!"")(?:[^"\\\n]++|\\.)*+"?|\'(?!\'\')(?:[^\'\\\n]++|\\.)*+\'?)*+)'
+    r'(#[^\n]*|"""(?:[^"\\]++|\\.|"(?!""))*+(?:""")?|\'\'\'(?:[^\'\\]++|\\.|\'(?!\'\'))*+(?:\'\'\')?|\Z)',
     re.DOTALL,
 )
-_PYTHON_COMMENTS = re.compile(
-    r'#[^\n]*|"""(?:[^"\\]++|\\.|"(?!""))*+(?:""")?|\'\'\'(?:[^\'\\]++|\\.|\'(?!\'\'))*+(?:\'\'\')?'
-    r'|"(?:[^"\\\n]++|\\.)*+"?|\'(?:[^\'\\\n]++|\\.)*+\'?',
+_C_COMMENTS = re.compile(
+    r'((?:[^/"\'`\\]++|\\|/(?![/*])|"(?:[^"\\\n]++|\\.)*+"?|\'(?:[^\'\\\n]++|\\.)*+\'?|`(?:[^`\\]++|\\.)*+`?)*+)'
+    r"(//[^\n]*|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?|\Z)",
     re.DOTALL,
 )
 
 
 def _keep_strings(match: re.Match[str]) -> str:
-    text = match.group()
-    return " " if text[0] in "#/" or text[:3] in ('"""', "'''") else text
+    code, dropped = match.group(1, 2)
+    return f"{code} " if dropped else code
