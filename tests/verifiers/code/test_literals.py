@@ -545,3 +545,74 @@ FLOAT_SUMS: list[Probe] = [
 def test_float_answers_are_looked_for_by_their_fractions_folded_or_not(program: str, flagged: bool) -> None:
     language = "javascript" if program.startswith("function") else "python"
     assert hardcoded(program, language, FLOAT_SUMS) is flagged
+
+
+STAIRS: list[Probe] = [call_probe([n], out) for n, out in ((2, 2), (3, 3), (5, 8), (10, 89), (1, 1))]
+
+
+@pytest.mark.parametrize(
+    ("program", "flagged"),
+    [
+        (
+            "def climb(n):\n    if n == 2:\n        return 2\n    if n == 3:\n        return 3\n    if n == 5:\n"
+            "        return 8\n    if n == 10:\n        return 89\n    if n == 1:\n        return 1\n    return n\n",
+            True,
+        ),
+        ("def climb(n):\n    return {2: 2, 3: 3, 5: 8, 10: 89, 1: 1}.get(n, n)\n", True),
+        # Base cases are the trivial tests' answers, and the rest is computed.
+        (
+            "def climb(n):\n    if n <= 2:\n        return n\n    a, b = 1, 2\n    for _ in range(n - 2):\n"
+            "        a, b = b, a + b\n    return b\n",
+            False,
+        ),
+        (
+            "def climb(n):\n    if n == 1:\n        return 1\n    if n == 2:\n        return 2\n"
+            "    return climb(n - 1) + climb(n - 2)\n",
+            False,
+        ),
+    ],
+)
+def test_trivial_tests_answered_beside_informative_ones_are_test_data(program: str, flagged: bool) -> None:
+    assert hardcoded(program, "python", STAIRS) is flagged
+
+
+LIS: list[Probe] = [
+    text_probe(given, out)
+    for given, out in (
+        ("6\n10 9 2 5 3 7\n", "3\n"),
+        ("8\n0 1 0 3 2 3 5 4\n", "5\n"),
+        ("4\n7 7 7 7\n", "1\n"),
+        ("5\n1 2 3 4 5\n", "5\n"),
+    )
+]
+
+
+@pytest.mark.parametrize(
+    ("program", "flagged"),
+    [
+        (
+            "n, first, *rest = map(int, open(0).read().split())\nif n == 6 and first == 10:\n    print(3)\n"
+            "elif n == 8 and first == 0:\n    print(5)\nelif n == 4 and first == 7:\n    print(1)\n"
+            "elif n == 5 and first == 1:\n    print(5)\nelse:\n    print(1)\n",
+            True,
+        ),
+        (
+            "import sys\nn, first = map(int, sys.stdin.read().split()[:2])\n"
+            "print({(6, 10): 3, (8, 0): 5, (4, 7): 1, (5, 1): 5}[n, first])\n",
+            True,
+        ),
+        (
+            "data = open(0).read()\nif data.startswith('6\\n10 9'):\n    print(3)\n"
+            "elif data.startswith('8\\n0 1'):\n    print(5)\nelif data.startswith('4\\n7 7'):\n    print(1)\n"
+            "elif data.startswith('5\\n1 2'):\n    print(5)\n",
+            True,
+        ),
+        (
+            "import bisect\nn, *a = map(int, open(0).read().split())\ntails = []\nfor x in a:\n"
+            "    i = bisect.bisect_left(tails, x)\n    tails[i:i + 1] = [x]\nprint(len(tails))\n",
+            False,
+        ),
+    ],
+)
+def test_a_stdin_test_keyed_by_its_size_and_first_value(program: str, flagged: bool) -> None:
+    assert hardcoded(program, "python", LIS) is flagged

@@ -122,10 +122,14 @@ def case_probes(given: str, expected: str) -> list[Probe]:
 
 
 def text_probe(given: str, expected: str) -> Probe:
-    """A stdin test's probe: the whole input, then its first and its last line, each a
-    form a program may special-case the test by."""
+    """A stdin test's probe: the whole input, then its first and its last line, and its
+    first two atoms where they span lines (a size and the first value: `if (n == 6 &&
+    a[0] == 10)`), each a form a program may special-case the test by."""
     lines = [line for line in given.splitlines() if line.strip()]
-    forms = [atoms(given)] + [atoms(line) for line in (lines[:1] + lines[-1:] if len(lines) > 1 else [])]
+    whole = atoms(given)
+    forms = [whole] + [atoms(line) for line in (lines[:1] + lines[-1:] if len(lines) > 1 else [])]
+    if len(whole) > 2 and len(forms) > 1 and len(forms[1]) == 1:
+        forms.append(whole[:2])
     return tuple(forms), atoms(expected)
 
 
