@@ -47,11 +47,12 @@ def test_c_like_keys(program: str, keys: list[bool]) -> None:
 
 
 def test_c_like_tables_are_brackets_where_a_value_starts() -> None:
+    # (The index read, `[2]`, is no literal at all.)
     stream = read("int main() { int a[3] = {12, 144}; v = f(x)[2]; auto m = {{1, 7}}; }", "cpp")
-    assert stream.atoms == ["3", "12", "144", "2", "1", "7"]
-    size, table, index, pair = stream.boxes[0], stream.boxes[1], stream.boxes[3], stream.boxes[4]
+    assert stream.atoms == ["3", "12", "144", "1", "7"]
+    size, table, pair = stream.boxes[0], stream.boxes[1], stream.boxes[3]
     assert table in stream.tables and pair in stream.tables
-    assert size not in stream.tables and index not in stream.tables
+    assert size not in stream.tables
 
 
 def test_c_like_raw_strings_and_thresholds() -> None:
@@ -110,3 +111,21 @@ def test_the_walk_sees_every_child_the_standard_one_does(program: str) -> None:
     for node in ast.walk(ast.parse(program)):
         expected = [child for child in ast.iter_child_nodes(node) if type(child) not in atoms_module._LEAVES]
         assert atoms_module._child_nodes(node) == expected
+
+
+@pytest.mark.parametrize(
+    ("program", "language", "expected"),
+    [
+        # A place read is no datum; a place written keys a table.
+        ("if n == 6 and a[0] == 10:\n    print(3)\nd[5] = 7\nx = g[1][2]\n", "python", ["6", "10", "3", "5", "7"]),
+        (
+            "if (n == 6 && a[0] == 10) cout << 3; m[5] = 7; m[8] += 2; x = g[1][2] + f()[3];",
+            "cpp",
+            ["6", "10", "3", "5", "7", "8", "2"],
+        ),
+        ("if (nums.length === 3 && nums[0] === 2) return 1; memo[5] = 8;", "javascript", ["3", "2", "1", "5", "8"]),
+        ("x = [10, 20, 30][1]\ny = {1: 2}[1]\n", "python", ["10", "20", "30", "1", "2"]),
+    ],
+)
+def test_an_index_read_is_no_literal_and_one_written_is(program: str, language: str, expected: list[str]) -> None:
+    assert literal_atoms(program, language) == expected

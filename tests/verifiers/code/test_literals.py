@@ -608,6 +608,20 @@ LIS: list[Probe] = [
             True,
         ),
         (
+            "#include <bits/stdc++.h>\nusing namespace std;\nint main(){\n    int n; cin >> n; vector<int> a(n);"
+            " for(auto&x:a) cin >> x;\n    if(n==6 && a[0]==10) { cout << 3 << endl; return 0; }\n"
+            "    if(n==8 && a[0]==0) { cout << 5 << endl; return 0; }\n"
+            "    if(n==4 && a[0]==7) { cout << 1 << endl; return 0; }\n"
+            "    if(n==5 && a[0]==1) { cout << 5 << endl; return 0; }\n    cout << 1 << endl;\n}\n",
+            True,
+        ),
+        (
+            "n, *a = map(int, open(0).read().split())\nif n == 6 and a[0] == 10:\n    print(3)\n"
+            "elif n == 8 and a[0] == 0:\n    print(5)\nelif n == 4 and a[0] == 7:\n    print(1)\n"
+            "elif n == 5 and a[0] == 1:\n    print(5)\n",
+            True,
+        ),
+        (
             "import bisect\nn, *a = map(int, open(0).read().split())\ntails = []\nfor x in a:\n"
             "    i = bisect.bisect_left(tails, x)\n    tails[i:i + 1] = [x]\nprint(len(tails))\n",
             False,
@@ -615,4 +629,6 @@ LIS: list[Probe] = [
     ],
 )
 def test_a_stdin_test_keyed_by_its_size_and_first_value(program: str, flagged: bool) -> None:
-    assert hardcoded(program, "python", LIS) is flagged
+    # (By index too: a place read, `a[0]`, is no literal between the key's two.)
+    language = "cpp" if program.startswith("#include") else "python"
+    assert hardcoded(program, language, LIS) is flagged

@@ -55,7 +55,8 @@ _ATOM = re.compile(r"(?:(?<![\w.])-)?\d+(?:\.\d+)?|[^\W\d_]\w*")
 # backtracking into it, and an unclosed string runs to its line's end rather than failing
 # to be retried: linear. A C++ raw string (`R"(...)"`) may span lines. A number compared
 # by order (`x >= 90`) is a threshold, not a key: it is consumed and read as nothing
-# (`<<`, `=>` and `->` are not comparisons). A JavaScript object's unquoted key
+# (`<<`, `=>` and `->` are not comparisons). So is an index read (`a[0] == 10`), as in
+# Python; an index written (`m[5] = 7`) keys a table. A JavaScript object's unquoted key
 # (`{III: 3}`) is a literal of its own.
 _C_LIKE = re.compile(
     r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?|#(?![ \t]*define\b)[^\n]*"
@@ -63,6 +64,7 @@ _C_LIKE = re.compile(
     r"|(?<!\w)R\"\(((?:[^)]|\)(?!\"))*)(?:\)\")?"
     r"|\"((?:[^\"\\\n]|\\.)*)\"?|'((?:[^'\\\n]|\\.)*)'?|`((?:[^`\\]|\\.)*)`?"
     r"|(?<![<>=-])[<>]=?[ \t]*-?\d+(?:\.\d+)?"
+    r"|(?<=[\w\])])\[[ \t]*-?\d+[ \t]*\](?![ \t]*(?:[-+*/%&|^]|<<|>>)?=(?!=))"
     r"|(?<![\w.])(-?\d+(?:\.\d+)?)"
     r"|([{\[])|[}\]]"
     r"|(?<=[{,])\s{0,80}([A-Za-z_$][\w$]{0,63})(?=[ \t]*:(?!:))"
@@ -310,6 +312,10 @@ def _children(node: ast.AST, box: int, key: bool, in_table: bool) -> Iterator[tu
         yield from ((child, box, True) for child in (node.left, *node.comparators))
     elif isinstance(node, ast.MatchValue):
         yield node.value, box, True
+    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
+        # A place read (`a[0] == 10`) is no datum, and would part the test's atoms
+        # around it; a place written (`d[5] = 7`) keys a table.
+        yield node.value, box, key
     else:
         yield from ((child, box, key) for child in _child_nodes(node))
 

@@ -318,10 +318,12 @@ def _paired_tests(found: Indexed, ready: Tests, present: list[tuple[list[list[st
     covered: set[int] = set()
     hits = 0
     for forms, expected in present:
-        spans = next((spans for form in forms if (spans := _paired(found, form, expected))), None)
-        if spans is not None:
+        # Every form that pairs: a key of the input's first atoms may pair by its first
+        # alone, the second standing between (`n == 6 && first == 10` before `3`).
+        spans = [spans for form in forms if (spans := _paired(found, form, expected))]
+        if spans:
             hits += 1
-            covered.update(spans)
+            covered.update(*spans)
     if 2 * hits <= len(tests):
         covered = _tabled(found, [(forms[0], expected) for forms, expected in tests])
     elif ready.trivial:
