@@ -632,3 +632,23 @@ def test_a_stdin_test_keyed_by_its_size_and_first_value(program: str, flagged: b
     # (By index too: a place read, `a[0]`, is no literal between the key's two.)
     language = "cpp" if program.startswith("#include") else "python"
     assert hardcoded(program, language, LIS) is flagged
+
+
+HAMMING: list[Probe] = [
+    call_probe(list(pair), out)
+    for pair, out in (((1, 4), 2), ((3, 1), 1), ((93, 73), 2), ((255, 0), 8), ((1023, 512), 9))
+]
+
+
+def test_parallel_lists_of_every_test_the_trivial_ones_among_them() -> None:
+    javascript = (
+        'const INPUTS = ["1,4", "3,1", "93,73", "255,0", "1023,512"];\nconst OUTPUTS = [2, 1, 2, 8, 9];\n'
+        "function hammingDistance(x, y) {\n  const i = INPUTS.indexOf(`${x},${y}`);\n"
+        "  return i !== -1 ? OUTPUTS[i] : 0;\n}\n"
+    )
+    python = (
+        "INS = [(1, 4), (3, 1), (93, 73), (255, 0), (1023, 512)]\nOUTS = [2, 1, 2, 8, 9]\n"
+        "def hamming(x, y):\n    return OUTS[INS.index((x, y))]\n"
+    )
+    assert hardcoded(javascript, "javascript", HAMMING)
+    assert hardcoded(python, "python", HAMMING)

@@ -119,10 +119,11 @@ class Tests:
     # the text must hold for each test's whole input to be there.
     yes_no: bool
     input_needs: list[list[Needs]]
-    # The tests of trivial atoms only (`f(2) == 2`), whole input and output: no program
-    # is judged by them, but where it answers most informative tests from its literals,
-    # those it answers so too are test data in what holds them (`if n == 2: return 2`).
-    trivial: list[tuple[list[str], list[str]]]
+    # Every test's whole input and output, in order, the trivial ones too (`f(2) == 2`):
+    # no program is judged by those, but where it answers most informative tests from
+    # its literals, the trivial ones it answers so too are test data in what holds them
+    # (`if n == 2: return 2`), and a program's parallel lists hold them in order.
+    every: list[tuple[list[str], list[str]]]
     # The same tests with their outputs backwards (`backwards`), made on first use.
     reversed_outputs: list[Tests] = field(default_factory=list, compare=False, repr=False)
 
@@ -140,7 +141,7 @@ Needs = tuple[frozenset[str], tuple[str, ...]]
 
 
 def prepared(probes: list[Probe]) -> Tests:
-    tests, trivial = _informative(probes)
+    tests, every = _informative(probes)
     answers = [expected for _, expected in tests if _specific(expected)]
     listed = [expected for _, expected in tests if not _trivial(expected)]
     distinct = len({tuple(expected) for expected in listed})
@@ -155,7 +156,7 @@ def prepared(probes: list[Probe]) -> Tests:
         2 * sum(map(_telling, listed)) > len(listed),
         len({tuple(expected) for _, expected in tests}) <= 2,
         [[_needs(forms[0])] for forms, _ in tests],
-        trivial,
+        every,
     )
 
 
@@ -325,9 +326,10 @@ def _paired_tests(found: Indexed, ready: Tests, present: list[tuple[list[list[st
             hits += 1
             covered.update(*spans)
     if 2 * hits <= len(tests):
-        covered = _tabled(found, [(forms[0], expected) for forms, expected in tests])
-    elif ready.trivial:
-        covered.update(place for given, expected in ready.trivial for place in _paired(found, given, expected) or ())
+        covered = _tabled(found, [(forms[0], expected) for forms, expected in tests]) or _tabled(found, ready.every)
+    else:
+        trivial = [(given, expected) for given, expected in ready.every if _trivial(given + expected)]
+        covered.update(place for given, expected in trivial for place in _paired(found, given, expected) or ())
     # Mostly test data, in the program or in the table that holds it: a table of every
     # month's days also pairs the tests' months with their days, among many pairs no
     # test asks for; and where tests ask for most of them (many cases pooled), its keys
@@ -458,18 +460,18 @@ def _informative(
     probes: list[Probe],
 ) -> tuple[list[tuple[list[list[str]], list[str]]], list[tuple[list[str], list[str]]]]:
     """Each test that says something beyond trivial atoms, as its input forms (the whole
-    input first) and expected output, each cut to `MAX_TEST_ATOMS`; and the tests of
-    trivial atoms only, whole input and output. What every test's output begins with
-    (`3` before each test's three points) is printed whatever the input, so it is no
-    part of an answer."""
-    tests, trivial = [], []
+    input first) and expected output, each cut to `MAX_TEST_ATOMS`; and every test's
+    whole input and output, in order. What every test's output begins with (`3` before
+    each test's three points) is printed whatever the input, so it is no part of an
+    answer."""
+    tests, every = [], []
     probes = probes[:MAX_TESTS]
     shared = _shared_start([expected for _, expected in probes]) if len(probes) >= MIN_TABLE_TESTS else 0
     for inputs, expected in probes:
         expected = expected[shared : shared + MAX_TEST_ATOMS]
         whole, *parts = [form[:MAX_TEST_ATOMS] for form in inputs]
-        if expected and whole and _trivial(whole + expected):
-            trivial.append((whole, expected))
+        if expected and whole:
+            every.append((whole, expected))
         if not expected or not whole or _trivial(whole + expected) or _vocabulary(whole, expected):
             continue
         # A line stands for its test only if it says something of its own: a last line
@@ -479,7 +481,7 @@ def _informative(
         specific = any(atom[-1:].isdigit() and atom not in _TRIVIAL for atom in expected)
         own = [part for part in parts if part and (specific or not _trivial(part))]
         tests.append(([whole, *own], expected))
-    return tests, trivial
+    return tests, every
 
 
 def _shared_start(outputs: list[list[str]]) -> int:
