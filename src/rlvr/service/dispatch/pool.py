@@ -189,8 +189,12 @@ class PoolDispatcher:
             "workers": self.workers,
             "workers_alive": alive,
             "restarts": dict(self.restarts),
-            # Which processes verify: operators (and tests) can inspect or signal them.
-            "pids": [process.pid for h in self.handles if (process := h.process) is not None],
+            # Which processes verify: operators (and tests) can inspect or signal them. A
+            # worker that died and has not yet been replaced verifies nothing, and its pid
+            # may already belong to nobody.
+            "pids": [
+                process.pid for h in self.handles if (process := h.process) is not None and process.is_alive()
+            ],
             "queued_jobs": self.chunks.qsize(),
             "unavailable": self.unavailable(),
         }
