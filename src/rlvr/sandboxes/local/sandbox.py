@@ -150,6 +150,11 @@ class LocalSandbox:
         assert self._sock is not None
         return self._sock
 
+    def control_socket(self) -> socket.socket:
+        """The zygote's control socket (started if it is not): for a client that runs
+        its own jobs on it (`rlvr.sandboxes.local.sessions`), and so not `run_many`."""
+        return self._ensure()
+
     def isolation(self) -> IsolationReport:
         self._ensure()
         return {"backend": self.backend, **self._hello.get("caps", {})}

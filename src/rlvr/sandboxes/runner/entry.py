@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from rlvr.sandboxes.runner import core, native, program, python, split
+from rlvr.sandboxes.runner import core, native, program, python, session, split
 
 Runner = Callable[[core.Frame, core.Privileges, core.Channel], int]
 
@@ -18,6 +18,7 @@ RUNNERS: dict[str, Runner] = {
     "split": split.run,
     **dict.fromkeys(native.MODES, native.run),
     **dict.fromkeys(program.MODES, program.run),
+    **dict.fromkeys(session.MODES, session.run),
 }
 
 
