@@ -5,6 +5,7 @@ to the package that does the work.
     rlvr worker     a Redis stream consumer       rlvr.service.worker
     rlvr openapi    the OpenAPI document          rlvr.service.app
     rlvr grade      a JSONL file, through the client   rlvr.grade_file
+    rlvr mcp        the MCP `python` tool on stdio   rlvr.service.mcp
     rlvr train      the bundled GRPO trainer      rlvr.trainer.grpo.launch
 
 It sits above every package it dispatches to, so that none of them imports another's
@@ -53,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     spec.add_argument("-o", "--output", default="-", help="File to write (default: stdout).")
     spec.set_defaults(func=_openapi)
     _add_grade(sub)
+    mcp = sub.add_parser(
+        "mcp",
+        help="Serve the MCP `python` tool on stdin/stdout.",
+        description="Serve the MCP `python` tool (stateful sandboxed Python) on stdin/stdout, with its sessions in "
+        "this process: for an agent that starts it. `rlvr serve` serves the same tool at /mcp over HTTP.",
+    )
+    add_settings_flags(mcp)
+    mcp.set_defaults(func=_mcp)
     # Listed for --help only: `main` hands `train`'s arguments to `train_parser`.
     sub.add_parser("train", help="Train a policy with GRPO against rlvr (`rlvr train --help`; extra `train`).")
     return parser
@@ -159,6 +168,14 @@ def _worker(args: argparse.Namespace) -> int:
     from rlvr.service.worker import run_worker
 
     run_worker(settings, args.processes or settings.workers)
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    from rlvr.service.mcp import serve_stdio
+
+    serve_stdio(settings)
     return 0
 
 

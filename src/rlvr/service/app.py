@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rlvr.errors import RLVRError
+from rlvr.sandboxes.local.sessions import LocalSessions
 from rlvr.service.asgi import BodyLimit, StrictJSONResponse, error_response
 from rlvr.service.backends import Backends, build_backends
 from rlvr.service.bodies import INLINE_PARSE_BYTES, BodyLimits, BodyParser
@@ -27,10 +28,13 @@ from rlvr.service.contract import ground_truth_conditions
 from rlvr.service.drain import Drain
 from rlvr.service.errors import BackendUnavailable, ClientGone, Overloaded, ShuttingDown, http_status
 from rlvr.service.grading import Grader
+from rlvr.service.mcp import McpEndpoint, add_mcp_routes
 from rlvr.service.metrics import Metrics
 from rlvr.service.models import ErrorResponse, GradeRequest, GradeResponse, ValidateResponse, VerifierList
 from rlvr.service.planning import MAX_ERRORS_LISTED, format_loc
 from rlvr.service.run_code import RunCodePool, RunCodeRequest, add_run_code_routes
+from rlvr.service.session_table import SessionTable
+from rlvr.service.sessions import add_session_routes
 from rlvr.service.settings import Settings, builtin_config
 from rlvr.service.trainer_api import TRAINER_REQUEST_MODELS, add_trainer_routes
 from rlvr.verifiers.config import BuiltinConfig
@@ -61,6 +65,8 @@ class _Service:
     drain: Drain
     run_code: RunCodePool
     bodies: BodyParser
+    sessions: SessionTable
+    mcp: McpEndpoint
     backends: Backends | None = None
     running_grader: Grader | None = None
 
@@ -86,7 +92,15 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         ),
         settings.planning_concurrency,
     )
-    service = _Service(settings, registry, Metrics(), Drain(settings.drain_grace_s), run_code, bodies)
+    sessions = SessionTable(
+        LocalSessions(registry.config.sandbox),
+        max_sessions=settings.max_sessions,
+        max_memory_mb=settings.session_max_memory_mb,
+        max_idle_ttl_s=settings.session_max_idle_ttl_s,
+    )
+    service = _Service(
+        settings, registry, Metrics(), Drain(settings.drain_grace_s), run_code, bodies, sessions, McpEndpoint(sessions)
+    )
     app = FastAPI(
         title="rlvr",
         version=__version__,
@@ -109,10 +123,15 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         lambda name: sorted(service.registry.get(name).signals),
     )
     add_run_code_routes(app, service.run_code, service.drain, bodies)
+    add_session_routes(app, service.sessions, lambda graded: service.grader().grade(graded))
+    # MCP's `python` tool at /mcp, on the same sessions (not in the OpenAPI document).
+    add_mcp_routes(app, service.mcp)
     _add_info_routes(app, service)
     _document_grade_request(app, service.registry.config)
     # The server runner (service.serve) starts the drain on SIGTERM.
     app.state.drain = service.drain
+    # The live sessions (of /v1/sessions and /mcp), for diagnostics and tests.
+    app.state.sessions = service.sessions
     return app
 
 
@@ -126,12 +145,36 @@ def _lifespan(service: _Service) -> Callable[[FastAPI], contextlib.AbstractAsync
             service.settings, service.registry, backends.dispatcher, backends.cache, service.metrics
         )
         try:
-            yield
+            # The MCP sessions end (and their rlvr sessions with them) before the table closes.
+            async with _sessions_routed(service), service.mcp.run():
+                yield
         finally:
             service.run_code.close()
+            await service.sessions.aclose()
             await backends.close()
 
     return lifespan
+
+
+@contextlib.asynccontextmanager
+async def _sessions_routed(service: _Service) -> AsyncIterator[None]:
+    """In Redis mode, this replica's sessions answer the other replicas' calls, and its
+    calls for theirs go to them (`session_routing`)."""
+    if service.settings.redis_url is None:
+        yield
+        return
+    from rlvr.service.redis_conn import redis_client
+    from rlvr.service.session_routing import SessionRouter
+
+    client, reader = redis_client(service.settings), redis_client(service.settings, blocking=True)
+    router = SessionRouter(client, reader, service.sessions)
+    await router.start()
+    try:
+        yield
+    finally:
+        await router.close()
+        await client.aclose()
+        await reader.aclose()
 
 
 def _add_error_handlers(app: FastAPI) -> None:
@@ -270,12 +313,14 @@ def _add_info_routes(app: FastAPI, service: _Service) -> None:
         report = await service.backends.health()
         registry = service.registry
         report["backends"]["verifiers"] = {"ready": True, "broken": registry.broken(), "known": registry.names()}
+        report["backends"]["sessions"] = service.sessions.stats()
         return StrictJSONResponse(report, status_code=200 if report["ready"] else 503)
 
     @app.get("/metrics", summary="Prometheus metrics", response_class=Response)
     async def prometheus() -> Response:
         if service.backends is not None:
             await service.backends.refresh_metrics(service.metrics)
+        service.metrics.sessions(service.sessions.stats(), service.sessions.calls)
         return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rlvr.errors import RLVRError
 from rlvr.sandboxes.base import SandboxUnavailable
+from rlvr.sandboxes.sessions import SessionBusy, SessionEnded, SessionFileError
 from rlvr.verifiers.errors import PluginError, UnknownVerifier
 
 DEFAULT_RETRY_AFTER_S = 1.0
@@ -38,6 +39,14 @@ class Overloaded(ServiceError):
         self.retry_after_s = retry_after_s
 
 
+class UnknownSession(ServiceError):
+    """No live session has that id: it ended, expired, or never existed here."""
+
+
+class SessionLost(ServiceError):
+    """The replica that held the session is gone, and the session with it."""
+
+
 class BackendUnavailable(ServiceError):
     """A backend the request needs (Redis, the worker pool) is down."""
 
@@ -55,6 +64,11 @@ HTTP_STATUS: dict[type[RLVRError], tuple[int, str]] = {
     BadRequest: (422, "invalid_request"),
     UnknownVerifier: (422, "unknown_verifier"),
     PayloadTooLarge: (413, "payload_too_large"),
+    UnknownSession: (404, "session_not_found"),
+    SessionBusy: (409, "session_busy"),
+    SessionEnded: (410, "session_ended"),
+    SessionLost: (410, "session_lost"),
+    SessionFileError: (422, "session_file"),
     RequestTimeout: (408, "request_timeout"),
     ClientGone: (499, "client_closed_request"),
     Overloaded: (429, "overloaded"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 LATENCY_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -41,8 +43,22 @@ class Metrics:
             registry=r,
         )
         self.rejected = Counter("rlvr_rejected_requests", "Requests refused before grading", ["reason"], registry=r)
+        self.sessions_live = Gauge("rlvr_sessions_live", "Tool sessions this replica holds", registry=r)
+        self.sessions_opened = Gauge("rlvr_sessions_opened", "Tool sessions opened here (all time)", registry=r)
+        self.sessions_reaped = Gauge("rlvr_sessions_reaped", "Tool sessions ended idle (all time)", registry=r)
+        self.session_calls = Gauge(
+            "rlvr_session_calls", "Session calls answered, by status (all time)", ["status"], registry=r
+        )
         self._cache_hits_total = 0
         self._cache_lookups_total = 0
+
+    def sessions(self, stats: Mapping[str, int | str], calls: Mapping[str, int]) -> None:
+        """Copies the session table's counts into the gauges."""
+        self.sessions_live.set(int(stats["live"]))
+        self.sessions_opened.set(int(stats["opened"]))
+        self.sessions_reaped.set(int(stats["reaped"]))
+        for status, count in calls.items():
+            self.session_calls.labels(status).set(count)
 
     def cache_lookups(self, hits: int, misses: int) -> None:
         """Counts verdict cache lookups and keeps the hit ratio since start current."""

@@ -47,5 +47,20 @@ def replica_lease(replica: str) -> str:
     return f"{PREFIX}replica:{replica}"
 
 
+def session_holder(holder: str) -> str:
+    """Exists while an API replica holds tool sessions: its lease (`session_routing`)."""
+    return f"{PREFIX}sessions:holder:{holder}"
+
+
+def session_requests(holder: str) -> str:
+    """List of requests (JSON) other replicas send to the sessions a replica holds."""
+    return f"{PREFIX}sessions:requests:{holder}"
+
+
+def session_reply(asker: str, request: str) -> str:
+    """Where a holder pushes its answer to one request of another replica."""
+    return f"{PREFIX}sessions:reply:{asker}:{request}"
+
+
 RESULT_TTL_S = 600
 REPLY_TTL_S = 3600

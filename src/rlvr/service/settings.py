@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rlvr.sandboxes import config as sandbox_defaults
+from rlvr.sandboxes import sessions as session_defaults
 from rlvr.sandboxes.base import IsolationLevel
 from rlvr.sandboxes.config import DockerConfig, SandboxBackend, SandboxConfig
 from rlvr.sandboxes.jobenv import JobEnvironment
@@ -53,6 +54,10 @@ DEFAULT_DRAIN_GRACE_S = 30.0
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_BODY_TIMEOUT_S = 120.0
 DEFAULT_MAX_CONNECTIONS = 1024
+# Live tool sessions (`/v1/sessions`): an idle one holds a forked interpreter, about
+# 2 MB of its own memory.
+DEFAULT_MAX_SESSIONS = 2048
+DEFAULT_SESSION_MAX_MEMORY_MB = 4096
 
 
 class Settings(BaseSettings):
@@ -152,6 +157,15 @@ class Settings(BaseSettings):
     )
     max_connections: int = Field(
         DEFAULT_MAX_CONNECTIONS, ge=1, description="Open connections and requests at once; past it requests get 503."
+    )
+    max_sessions: int = Field(
+        DEFAULT_MAX_SESSIONS, ge=0, description="Live /v1/sessions at once; past it a new one gets 429."
+    )
+    session_max_memory_mb: int = Field(
+        DEFAULT_SESSION_MAX_MEMORY_MB, ge=32, description="The most memory a session may ask for."
+    )
+    session_max_idle_ttl_s: float = Field(
+        session_defaults.MAX_SESSION_IDLE_TTL_S, gt=0, description="The longest idle TTL a session may ask for."
     )
     drain_grace_s: float = Field(
         DEFAULT_DRAIN_GRACE_S,
