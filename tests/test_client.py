@@ -1,11 +1,8 @@
 from __future__ import annotations
 
 import asyncio
-import http.server
-import json
-import socket
-import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -14,6 +11,7 @@ from rlvr import AsyncRewardClient, RewardClient
 from rlvr.client import RewardServiceError, chunk_indices, merge_stats
 from rlvr.in_process import InProcessTransport
 from rlvr.service.settings import Settings
+from tests.scripted_http import ScriptedServer
 
 
 def test_rewards_over_http(live_server: str) -> None:
@@ -33,54 +31,17 @@ def test_errors_carry_the_server_message(live_server: str) -> None:
         client.rewards(["x"], verifier="nope")
 
 
-class FlakyServer:
-    """A real HTTP server that fails in the ways `script` says before it answers: a
-    status, `drop`, or `503@S` for a 503 asking to retry after S seconds."""
-
-    def __init__(self, script: list[str]) -> None:
-        self.script = list(script)
-        self.attempts = 0
-        flaky = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                sent = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                flaky.attempts += 1
-                step = flaky.script.pop(0) if flaky.script else "ok"
-                if step == "drop":  # the connection dies without an answer
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    return
-                step, _, retry_after = step.partition("@")
-                status = 200 if step == "ok" else int(step)
-                results = [{"reward": 1.0, "verdict": "correct", "mask": False} for _ in sent["items"]]
-                answer = {"results": results, "stats": {"items": len(results)}}
-                body = json.dumps(answer if step == "ok" else {"error": {"message": step}})
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                if status in (429, 503):
-                    self.send_header("retry-after", retry_after or "0")
-                self.end_headers()
-                self.wfile.write(body.encode())
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+def graded(method: str, path: str, sent: Any) -> tuple[int, Any]:
+    results = [{"reward": 1.0, "verdict": "correct", "mask": False} for _ in sent["items"]]
+    return 200, {"results": results, "stats": {"items": len(results)}}
 
 
 @pytest.fixture
-def flaky() -> Iterator[Callable[[list[str]], FlakyServer]]:
-    servers: list[FlakyServer] = []
+def flaky() -> Iterator[Callable[[list[str]], ScriptedServer]]:
+    servers: list[ScriptedServer] = []
 
-    def make(script: list[str]) -> FlakyServer:
-        servers.append(FlakyServer(script))
+    def make(script: list[str]) -> ScriptedServer:
+        servers.append(ScriptedServer(script, graded))
         return servers[-1]
 
     yield make
@@ -88,7 +49,7 @@ def flaky() -> Iterator[Callable[[list[str]], FlakyServer]]:
         s.close()
 
 
-def test_connection_errors_and_5xx_are_retried(flaky: Callable[[list[str]], FlakyServer]) -> None:
+def test_connection_errors_and_5xx_are_retried(flaky: Callable[[list[str]], ScriptedServer]) -> None:
     server = flaky(["drop", "503", "500", "502", "429"])
     with RewardClient(server.url, backoff_s=0.01) as client:
         out = client.grade([{"response": "x", "verifier": "format"}])
@@ -96,7 +57,7 @@ def test_connection_errors_and_5xx_are_retried(flaky: Callable[[list[str]], Flak
     assert server.attempts == 6
 
 
-def test_client_errors_are_not_retried_and_retries_end(flaky: Callable[[list[str]], FlakyServer]) -> None:
+def test_client_errors_are_not_retried_and_retries_end(flaky: Callable[[list[str]], ScriptedServer]) -> None:
     server = flaky(["422"])
     with RewardClient(server.url, backoff_s=0.01) as client, pytest.raises(RewardServiceError) as err:
         client.grade([{"response": "x", "verifier": "format"}])
@@ -111,7 +72,7 @@ def test_client_errors_are_not_retried_and_retries_end(flaky: Callable[[list[str
     assert err.value.status == 503 and 2 <= server.attempts < 1000
 
 
-def test_a_retry_after_past_the_budget_is_not_waited_for(flaky: Callable[[list[str]], FlakyServer]) -> None:
+def test_a_retry_after_past_the_budget_is_not_waited_for(flaky: Callable[[list[str]], ScriptedServer]) -> None:
     server = flaky(["503@3600"])
     with RewardClient(server.url, retry_budget_s=5) as client, pytest.raises(RewardServiceError) as err:
         client.grade([{"response": "x", "verifier": "format"}])
@@ -158,7 +119,7 @@ def test_chunk_statistics_add_up() -> None:
     assert merged["groups"] == {"a": {"n": 2, "mean": 1.0}, "b": {"n": 1}}
 
 
-def test_the_retries_of_many_chunks_recover(flaky: Callable[[list[str]], FlakyServer]) -> None:
+def test_the_retries_of_many_chunks_recover(flaky: Callable[[list[str]], ScriptedServer]) -> None:
     server = flaky(["503", "drop", "429"])
     items = [{"response": str(i), "verifier": "format"} for i in range(5)]
     with RewardClient(server.url, backoff_s=0.01, chunk_size=2, concurrency=1) as client:
@@ -190,7 +151,7 @@ def test_group_statistics_survive_chunking(live_server: str) -> None:
     assert out.stats["items"] == len(responses)
 
 
-def test_a_chunk_that_fails_fails_the_call(flaky: Callable[[list[str]], FlakyServer]) -> None:
+def test_a_chunk_that_fails_fails_the_call(flaky: Callable[[list[str]], ScriptedServer]) -> None:
     server = flaky(["ok", "422"])
     items = [{"response": str(i), "verifier": "format"} for i in range(6)]
     with RewardClient(server.url, chunk_size=2, concurrency=1) as client, pytest.raises(RewardServiceError) as err:

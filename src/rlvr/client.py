@@ -30,6 +30,11 @@ serves the same app through an in-process ASGI transport, so validation, errors 
 retries are those of the HTTP service. It is the client's only way into the server's
 layers, and is imported only when `url` is None (the import contracts in pyproject.toml
 name that one import).
+
+Sessions (`open_session`) are live Python interpreters for the tools a policy calls in a
+rollout: each `run_in_session` call sees the variables, imports and /tmp files of the
+earlier ones. A session that is gone raises `SessionNotFound`. Running code is not
+idempotent: a call is retried only where it surely never ran (no connection, 429, 503).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import threading
 import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, TypeVar, Unpack
+from typing import Any, Literal, TypedDict, TypeVar, Unpack, cast
 
 import httpx
 
@@ -65,10 +70,27 @@ T = TypeVar("T")
 
 
 class RewardServiceError(RuntimeError):
-    def __init__(self, status: int, message: str) -> None:
+    """An error answer: its HTTP `status`, `message`, and the API's error `code` when it sent one."""
+
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
         super().__init__(f"rlvr answered {status}: {message}")
         self.status = status
         self.message = message
+        self.code = code
+
+
+class SessionNotFound(RewardServiceError):
+    """No live session has that id: it was ended, killed by a limit, reaped when idle, lost
+    with its server, or never existed. Its variables and files are gone."""
+
+
+# The error codes of a session that is gone: never there, ended under a call, or lost
+# with the replica that held it.
+SESSION_GONE_CODES = frozenset({"session_not_found", "session_ended", "session_lost"})
+# Where a request that runs code surely never ran: no connection was made, or the server
+# refused it up front (full, draining, past its connection limit).
+UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+UNRUN_STATUSES = frozenset({429, 503})
 
 
 @dataclass
@@ -90,6 +112,32 @@ class Rewards:
     @property
     def advantages(self) -> list[float | None]:
         return [r.advantage for r in self.results]
+
+
+class SessionLimits(TypedDict, total=False):
+    """A session's limits (`POST /v1/sessions`); the server's defaults where left out."""
+
+    memory_mb: int  # all its processes together
+    cpu_s: int  # CPU seconds for all its calls together
+    call_cpu_s: float  # CPU seconds for one call
+    idle_ttl_s: float  # ended after this long without a call
+
+
+class RunResult(TypedDict):
+    """One session call's outcome (`POST /v1/sessions/{id}/run`). `status`: ok; error (the
+    code raised: `error`, `traceback`); timeout (interrupted, the session goes on); killed
+    (the session ended, `limit` says why). `value` is the repr of the last expression."""
+
+    status: Literal["ok", "error", "timeout", "killed"]
+    stdout: str
+    stderr: str
+    value: str | None
+    error: str | None
+    traceback: str | None
+    limit: str | None
+    execution_time: float
+    stdout_bytes: int
+    stderr_bytes: int
 
 
 class ClientOptions(TypedDict, total=False):
@@ -238,30 +286,65 @@ class AsyncRewardClient:
                 }
             return self._vocabularies
 
+    async def open_session(self, tag: str = "", **limits: Unpack[SessionLimits]) -> str:
+        """A new session's id. `tag` is free text (a batch and trajectory id) for
+        `end_sessions`. A full server (429) is waited for, within `retry_budget_s`."""
+        answer = await self._request("POST", "/v1/sessions", {"language": "python", "tag": tag, **limits}, None)
+        return str(answer["id"])
+
+    async def run_in_session(self, session_id: str, code: str, stdin: str = "", timeout_s: float = 30.0) -> RunResult:
+        """Runs `code` in the session; past `timeout_s` the call is interrupted (status
+        timeout) and the session goes on. SessionNotFound when it is gone; a
+        RewardServiceError with status 409 while it is still running an earlier call."""
+        body = {"code": code, "stdin": stdin, "timeout_s": timeout_s}
+        answer = await self._request("POST", f"/v1/sessions/{session_id}/run", body, None, idempotent=False)
+        return cast(RunResult, answer)
+
+    async def end_session(self, session_id: str) -> None:
+        """Ends the session and every process it started; SessionNotFound when it is gone."""
+        await self._request("DELETE", f"/v1/sessions/{session_id}", None, None)
+
+    async def end_sessions(self, prefix: str) -> int:
+        """Ends every session whose tag starts with `prefix` (not empty); how many."""
+        answer = await self._request("DELETE", "/v1/sessions", None, None, params={"prefix": prefix})
+        return int(answer["ended"])
+
     async def _post(self, path: str, body: dict[str, Any], expected: int | None) -> dict[str, Any]:
         return await self._request("POST", path, body, expected)
 
     async def _request(
-        self, method: str, path: str, body: dict[str, Any] | None, expected: int | None
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        expected: int | None,
+        *,
+        params: dict[str, str] | None = None,
+        idempotent: bool = True,
     ) -> dict[str, Any]:
         """The answer to `body`, which must hold `expected` results (None: no results);
-        retried until `retry_budget_s` from the first try is spent."""
+        retried until `retry_budget_s` from the first try is spent. A request that is not
+        `idempotent` is retried only where it surely never ran (UNSENT_ERRORS, UNRUN_STATUSES)."""
         give_up_at = time.monotonic() + self.retry_budget_s
+        retried = RETRIED_STATUSES if idempotent else UNRUN_STATUSES
         attempt = 0
         while True:
             try:
-                r = await self.http.request(method, path, json=body)
-            except httpx.TransportError:
-                if not await self._waited(attempt, None, give_up_at):
+                r = await self.http.request(method, path, json=body, params=params)
+            except httpx.TransportError as exc:
+                unsent = idempotent or isinstance(exc, UNSENT_ERRORS)
+                if not unsent or not await self._waited(attempt, None, give_up_at):
                     raise
                 attempt += 1
                 continue
             retry_after = r.headers.get("retry-after")
-            if r.status_code in RETRIED_STATUSES and await self._waited(attempt, retry_after, give_up_at):
+            if r.status_code in retried and await self._waited(attempt, retry_after, give_up_at):
                 attempt += 1
                 continue
-            if r.status_code != 200:
-                raise RewardServiceError(r.status_code, _error_message(r))
+            if not r.is_success:
+                raise _service_error(r)
+            if r.status_code == 204:
+                return {}
             answer: dict[str, Any] = r.json()
             if expected is not None and len(answer.get("results", ())) != expected:
                 raise RewardServiceError(200, f"{len(answer.get('results', ()))} results for {expected} items")
@@ -338,6 +421,18 @@ class RewardClient:
     ) -> Rewards:
         return self._run(self.aio.rewards(responses, verifier, ground_truths, prompts, params, groups, advantage))
 
+    def open_session(self, tag: str = "", **limits: Unpack[SessionLimits]) -> str:
+        return self._run(self.aio.open_session(tag, **limits))
+
+    def run_in_session(self, session_id: str, code: str, stdin: str = "", timeout_s: float = 30.0) -> RunResult:
+        return self._run(self.aio.run_in_session(session_id, code, stdin, timeout_s))
+
+    def end_session(self, session_id: str) -> None:
+        self._run(self.aio.end_session(session_id))
+
+    def end_sessions(self, prefix: str) -> int:
+        return self._run(self.aio.end_sessions(prefix))
+
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
@@ -409,8 +504,13 @@ def merge_stats(parts: list[StatsJSON]) -> StatsJSON:
     return out
 
 
-def _error_message(r: httpx.Response) -> str:
+def _service_error(r: httpx.Response) -> RewardServiceError:
+    """The error an answer carries: SessionNotFound for a session that is gone."""
     try:
-        return str(r.json()["error"]["message"])
-    except (ValueError, KeyError, TypeError):
-        return r.text[:500]
+        error = r.json()["error"]
+        message, code = str(error["message"]), error.get("code")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        message, code = r.text[:500], None
+    code = code if isinstance(code, str) else None
+    kind = SessionNotFound if code in SESSION_GONE_CODES else RewardServiceError
+    return kind(r.status_code, message, code)
