@@ -15,7 +15,7 @@ import pytest
 
 from rlvr.sandboxes.base import Limits
 from rlvr.sandboxes.local import control
-from rlvr.sandboxes.runner import core, entry, native, program, python
+from rlvr.sandboxes.runner import core, entry, native, program, python, session
 
 RUNNER = Path(core.__file__).parent
 
@@ -45,7 +45,7 @@ def test_core_imports_no_other_runner_module() -> None:
 
 
 def test_every_mode_has_one_runner() -> None:
-    assert set(entry.RUNNERS) == {*python.MODES, "split", *native.MODES, *program.MODES}
+    assert set(entry.RUNNERS) == {*python.MODES, "split", *native.MODES, *program.MODES, *session.MODES}
     assert set(python.PROGRAM_MODES) == {*python.MODES, "split"}
 
 
