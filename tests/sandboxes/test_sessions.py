@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from rlvr.sandboxes.local.sessions import LocalSession, LocalSessions
-from rlvr.sandboxes.sessions import Call, CallResult, SessionBusy, SessionEnded, SessionLimits
+from rlvr.sandboxes.sessions import Call, CallResult, SessionBusy, SessionEnded, SessionFileError, SessionLimits
 from tests.services import require
 
 Scene = Callable[[LocalSessions], Awaitable[Any]]
@@ -491,3 +491,67 @@ def test_processes_a_call_starts_end_with_it_and_count_against_the_session_cpu()
     forked, left, burnt = play(scene)
     assert forked.value == "'forked'" and len(left) == 1
     assert (burnt[-1].status, burnt[-1].limit) == ("killed", "cpu")
+
+
+def test_a_deep_recursion_traceback_shows_its_innermost_frames() -> None:
+    async def scene(sessions: LocalSessions) -> CallResult:
+        s = await sessions.open(SessionLimits())
+        code = "import sys\nsys.setrecursionlimit(60000)\ndef down(n):\n    return down(n + 1)\ndown(0)"
+        return await run(sessions, s, code, timeout_s=20)
+
+    result = play(scene)
+    assert result.status == "error" and result.error is not None and result.error.startswith("RecursionError")
+    assert result.traceback is not None and result.traceback.count("in down") <= 50
+
+
+@pytest.mark.parametrize(
+    "flood",
+    [
+        "os.write(fd, b'\\n' * 65536)",
+        "os.write(fd, b'{\"n\": 0}\\n' * 8192)",
+        "os.write(fd, b'x' * 65536)",
+    ],
+)
+def test_a_session_flooding_its_channel_holds_up_no_other(flood: str) -> None:
+    code = (
+        FORGE
+        + "import signal, time\nsignal.setitimer(signal.ITIMER_REAL, 0)\nsignal.setitimer(signal.ITIMER_PROF, 0)\n"
+        f"t = time.time()\nwhile time.time() - t < 6:\n    for fd in channels():\n        try:\n            {flood}\n"
+        "        except OSError:\n            pass\n'still here'"
+    )
+
+    async def scene(sessions: LocalSessions) -> tuple[CallResult, list[CallResult]]:
+        s, other = await sessions.open(SessionLimits()), await sessions.open(SessionLimits())
+        flooding = asyncio.ensure_future(run(sessions, s, code, timeout_s=1.0))
+        others = []
+        while not flooding.done():
+            others.append(await run(sessions, other, "'fine'"))
+            await asyncio.sleep(0.05)
+        return await flooding, others
+
+    flooded, others = play(scene)
+    assert flooded.status == "killed" and flooded.limit in {"protocol", "timeout"}
+    assert others and all(r.value == "'fine'" for r in others)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        b'{"n": 2, "s": "ok", "b64": "\\\\u00e9"}',
+        b'{"n": 2, "s": "ok", "b64": 7}',
+        b'{"n": 2, "s": "error", "e": "\\\\ud800"}',
+        b'{"n": 2, "s": "maybe"}',
+    ],
+)
+def test_a_forged_file_record_is_refused_cleanly(record: bytes) -> None:
+    async def scene(sessions: LocalSessions) -> BaseException | bytes:
+        s = await sessions.open(SessionLimits())
+        await run(sessions, s, FORGE + f"forge(b'\\n' + {record!r} + b'\\n')")
+        try:
+            return await sessions.read_file(s, "anything")
+        except (SessionEnded, SessionFileError) as exc:
+            return exc
+
+    outcome = play(scene)
+    assert isinstance(outcome, SessionEnded | SessionFileError)
+    str(outcome).encode("utf-8", "backslashreplace")

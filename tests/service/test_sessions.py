@@ -5,6 +5,7 @@ answer."""
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -182,6 +183,7 @@ def test_a_file_the_session_wrote_is_graded_by_the_verifier_outside_it(http: htt
         ({"response_file": "bin.dat", "verifier": "format"}, 422, "invalid_request"),
         ({"response_file": "ok.txt", "verifier": "no_such_verifier"}, 422, "invalid_request"),
         ({"verifier": "format"}, 422, "invalid_request"),
+        ({"response_file": "\ud800.txt", "verifier": "format"}, 422, "invalid_request"),
     ],
 )
 def test_grading_a_session_file_that_cannot_be_read_names_why(
@@ -191,7 +193,9 @@ def test_grading_a_session_file_that_cannot_be_read_names_why(
     call(http, session, "open('big.txt', 'w').write('x' * (5 * 1024 * 1024))")
     call(http, session, "open('bin.dat', 'wb').write(b'\\xff\\xfe')")
     call(http, session, "open('ok.txt', 'w').write('<think>a</think><answer>b</answer>')")
-    r = http.post(f"/v1/sessions/{session}/grade", json=body)
+    r = http.post(
+        f"/v1/sessions/{session}/grade", content=json.dumps(body), headers={"content-type": "application/json"}
+    )
     assert (r.status_code, r.json()["error"]["code"]) == (status, code), r.text
     assert "items[" not in r.text
     assert call(http, session, "2 * 21").json()["value"] == "42"
@@ -219,3 +223,12 @@ def test_deleting_a_session_during_a_call_answers_the_call(http: httpx.Client) -
         answer = running.result(timeout=30).json()  # a bound for a hang, not a timing
     assert (answer["status"], answer["limit"]) == ("killed", "ended")
     assert call(http, session, "1").status_code == 404
+
+
+def test_an_invalid_ground_truth_masks_the_graded_file_as_grade_does(http: httpx.Client) -> None:
+    session = open_session(http)
+    call(http, session, "open('ok.py', 'w').write('def f():\\n    return 1\\n')")
+    item = {"response_file": "ok.py", "verifier": "code", "ground_truth": {"fn_name": 1}}
+    result = http.post(f"/v1/sessions/{session}/grade", json=item).json()["results"][0]
+    assert result["mask"] is True and "ground_truth" in result["reason"] and "items[" not in result["reason"]
+    http.delete(f"/v1/sessions/{session}")

@@ -15,10 +15,12 @@ from rlvr.service.errors import HTTP_STATUS, Overloaded, PayloadTooLarge, Reques
 
 
 class StrictJSONResponse(JSONResponse):
-    """JSON that can never carry NaN or Infinity."""
+    """JSON that can never carry NaN or Infinity, and that encodes any string: a lone
+    surrogate (which a client's JSON or a sandboxed program may hold) is escaped."""
 
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8", "backslashreplace")
 
 
 def error_response(status: int, code: str, message: str, details: Any = None, headers: Any = None) -> Response:

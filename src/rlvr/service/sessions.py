@@ -119,9 +119,13 @@ class SessionGradeRequest(BaseModel):
 Grade = Callable[[GradeRequest], Awaitable[GradeResponse]]
 
 
+def _as_body(message: str) -> str:
+    return message.replace("items[0].", "body.").replace("items[0]", "body")
+
+
 def _renamed(details: Any) -> Any:
     if isinstance(details, dict) and isinstance(details.get("errors"), list):
-        return {**details, "errors": [str(e).replace("items[0].", "body.") for e in details["errors"]]}
+        return {**details, "errors": [_as_body(str(e)) for e in details["errors"]]}
     return details
 
 
@@ -181,7 +185,7 @@ def add_session_routes(app: FastAPI, table: SessionTable, grade: Grade) -> None:
         try:
             return await grade(GradeRequest(items=[item]))
         except BadRequest as exc:  # named as this route's body has them
-            raise BadRequest(exc.message.replace("items[0].", "body."), details=_renamed(exc.details)) from None
+            raise BadRequest(_as_body(exc.message), details=_renamed(exc.details)) from None
 
     @app.delete("/v1/sessions/{session_id}", status_code=204, summary="End a session", responses=_ERRORS)
     async def end_session(session_id: str) -> None:

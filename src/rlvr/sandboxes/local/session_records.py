@@ -4,13 +4,14 @@ record of the call asked is skipped, never an error of the host."""
 
 from __future__ import annotations
 
+import binascii
 import json
 import math
 import signal
 from typing import Any
 
 from rlvr.sandboxes.runner import core
-from rlvr.sandboxes.sessions import CallResult, KillReason, SessionLimits
+from rlvr.sandboxes.sessions import CallResult, KillReason, SessionFileError, SessionLimits
 
 _TEXT_FIELDS = {"out": "stdout", "err": "stderr", "v": "value", "e": "error", "tb": "traceback"}
 _MAX_COUNT = 2**62
@@ -51,6 +52,21 @@ def call_result(record: dict[str, Any]) -> CallResult:
         stdout_bytes=_count(record.get("out_bytes", 0)),
         stderr_bytes=_count(record.get("err_bytes", 0)),
     )
+
+
+def file_content(record: dict[str, Any], path: str) -> bytes:
+    """A file read's content. Raises `SessionFileError` for the session's own refusal
+    (missing, too large), `NotARecord` for anything else."""
+    status = record.get("s")
+    if status == "error":
+        raise SessionFileError(f"{path}: {(_text(record.get('e')) or '')[: core.MAX_ERROR_CHARS]}")
+    encoded = record.get("b64")
+    if status != "ok" or type(encoded) is not str:
+        raise NotARecord("no file in the record")
+    try:
+        return binascii.a2b_base64(encoded)
+    except ValueError as exc:  # binascii.Error, and non-ASCII text
+        raise NotARecord(f"the file's base64: {exc}") from None
 
 
 def session_cpu_s(record: dict[str, Any]) -> float:

@@ -15,7 +15,6 @@ returns once the zygote has reaped it), when a call overstays its timeout by
 from __future__ import annotations
 
 import asyncio
-import binascii
 import contextlib
 import os
 import socket
@@ -35,7 +34,6 @@ from rlvr.sandboxes.sessions import (
     CallResult,
     SessionBusy,
     SessionEnded,
-    SessionFileError,
     SessionLimits,
 )
 
@@ -47,6 +45,10 @@ REAP_TIMEOUT_S = 5.0
 # channel): the session is ended.
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 _READ_BYTES = 1 << 16
+# What one call's answer may cost the host to read: lines that are no record of the
+# call (the session's code writes them), and bytes in all. Past either, the session ends.
+MAX_SKIPPED_LINES = 64
+MAX_EXCHANGE_BYTES = 2 * MAX_RECORD_BYTES
 # A file read for grading: the session's code may have wedged its interpreter.
 READ_TIMEOUT_S = 10.0
 # How long a job whose channel ended has to exit on its own.
@@ -65,6 +67,7 @@ class LocalSession:
     busy: bool = False
     ended: bool = False
     calls: int = 0  # numbers each call, whose record echoes it
+    received: int = 0  # bytes read from the channel in this exchange
 
     @property
     def alive(self) -> bool:
@@ -189,15 +192,11 @@ class LocalSessions:
         if not isinstance(record, dict):
             await self.end(session)
             raise SessionEnded("the session ended while its file was read")
-        if record.get("s") == "ok" and type(record.get("b64")) is str:
-            try:
-                return binascii.a2b_base64(record["b64"])
-            except binascii.Error:
-                pass
-        elif record.get("s") == "error" and type(record.get("e")) is str:
-            raise SessionFileError(f"{path}: {record['e'][: core.MAX_ERROR_CHARS]}")
-        await self.end(session)
-        raise SessionEnded("the session's channel carried no record of the read")
+        try:
+            return session_records.file_content(record, path)
+        except session_records.NotARecord:
+            await self.end(session)
+            raise SessionEnded("the session's channel carried no record of the read") from None
 
     async def _call(self, session: LocalSession, call: Call) -> CallResult:
         frame = {
@@ -237,14 +236,18 @@ class LocalSessions:
             await session.zygote.loop.sock_sendall(session.channel, core.frame(frame))
         except OSError:
             return None
-        while True:
+        session.received = 0
+        for _ in range(MAX_SKIPPED_LINES + 1):
             line = await self._line(session)
             if line is None:
                 return None
-            record = session_records.parse(line)
+            record = session_records.parse(line) if line.startswith(b'{"') else None
             # A line the session's own code wrote to its channel answers no call.
             if record is not None and record.get("n") == frame["n"]:
                 return record
+            # A turn for the rest of the loop: the lines may all be here already.
+            await asyncio.sleep(0)
+        return None
 
     async def _died(self, session: LocalSession) -> CallResult:
         """The session's channel ended during a call: why, from its job's exit (or its
@@ -341,9 +344,13 @@ class LocalSessions:
                 return None
             start = len(session.pending)
             chunk = await loop.sock_recv(session.channel, _READ_BYTES)
-            if not chunk:
+            session.received += len(chunk)
+            if not chunk or session.received > MAX_EXCHANGE_BYTES:
                 return None
             session.pending += chunk
+            # sock_recv returns without a turn of the loop while data is waiting: a
+            # session that floods its channel must not hold every other one up.
+            await asyncio.sleep(0)
         line = bytes(session.pending[:end])
         del session.pending[: end + 1]
         return line

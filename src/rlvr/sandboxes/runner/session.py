@@ -20,8 +20,10 @@ path, "max_bytes"}`` instead asks for a file: ``{"s", "b64"}`` or ``{"s": "error
   channel itself is then told apart from the call's record).
 
 The processes a call starts end with it (`core.end_strays`, the job being its PID
-namespace's init): nothing of a session works on between its calls. Threads of the
-interpreter go on, within its CPU limit.
+namespace's init), and ``ct`` counts them. Both are the interpreter's own doing, in the
+process the session's code runs in, so that code can undo them for itself: what bounds
+a session whatever its code does is each process's CPU limit (the session's `cpu_s`),
+its processes' count, its memory cgroup, each call's wall deadline and its idle TTL.
 
 A cell runs in one module namespace (``__main__``) that every call shares, with /tmp
 (the job's private tmpfs) as its working directory. Its outputs go to two memfds that
@@ -51,6 +53,9 @@ MODES = ("session",)
 # Cells whose source a traceback can still show (a function defined in an early cell
 # that fails in a later one).
 KEPT_CELL_SOURCES = 1000
+# The innermost frames a traceback shows: formatting a deep recursion's whole traceback
+# takes seconds, after the call's timer is off.
+TRACEBACK_FRAMES = 50
 # `ast.PyCF_ONLY_AST`, without importing `ast` into the zygote.
 _ONLY_AST = 0x400
 _ITIMER_PROF = _signal.ITIMER_PROF
@@ -186,7 +191,7 @@ def _traceback(exc: BaseException) -> str:
         tb = exc.__traceback__
         while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell "):
             tb = tb.tb_next
-        text = "".join(traceback.format_exception(type(exc), exc, tb))
+        text = "".join(traceback.format_exception(type(exc), exc, tb, limit=-TRACEBACK_FRAMES))
     except BaseException:
         text = core.describe(exc)
     return text[-8 * core.MAX_ERROR_CHARS :]
