@@ -5,6 +5,7 @@ the workers, and hold each unit to its deadline, are in `dispatch.pool`."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import resource
@@ -29,6 +30,10 @@ def worker_main(conn: Connection, progress: Progress, max_rss_mb: int, config: B
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     runner = UnitRunner(Registry(config))
     _start_sandbox(config)
+    # What the worker has loaded lives as long as it does. Out of the collector's
+    # generations, it is not walked again by every full collection, which would
+    # otherwise pause grading for as long as the heap of sympy and the verifiers takes.
+    gc.freeze()
     conn.send(WORKER_READY)
     while True:
         try:

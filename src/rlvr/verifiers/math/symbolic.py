@@ -4,9 +4,9 @@ Every step has a bound so no input can make the parser or sympy run away:
 
 - latex2sympy's ANTLR parser is exponential on some short inputs (`|x|` repeated
   twenty times takes seconds; so do nested superscripts). Parsing runs under a
-  wall-clock budget checked inside ANTLR's prediction loop (no signals, no
-  threads); when it is spent, `BudgetExceeded` propagates and the item is graded
-  `timeout`, which the service does not cache;
+  budget of the item's CPU time (`budget`) checked inside ANTLR's prediction loop
+  (no signals, no threads); when it is spent, `BudgetExceeded` propagates and the
+  item is graded `timeout`, which the service does not cache;
 - the text is refused before parsing when it is long, deeply nested, or holds
   factorials/binomials of large literals (latex2sympy evaluates binomials eagerly);
 - after parsing, a magnitude estimate refuses anything whose value would have more
@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import math
 import re
-import time
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
@@ -37,7 +36,7 @@ import sympy
 from latex2sympy2_extended import NormalizationConfig, latex2sympy, normalize_latex
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
 
-from rlvr.verifiers.math import fastparse
+from rlvr.verifiers.math import budget, fastparse
 from rlvr.verifiers.math.structure import max_nesting
 
 log = logging.getLogger(__name__)
@@ -79,24 +78,6 @@ class Refused(ValueError):
     """The input is too large or too deep to evaluate safely."""
 
 
-class BudgetExceeded(Exception):  # not a ValueError, so no handler of bad input swallows it
-    """The symbolic stage ran out of its time budget for this item."""
-
-
-_deadline = math.inf
-
-
-def set_budget(seconds: float) -> None:
-    """Start the symbolic budget of one item (a worker grades one item at a time)."""
-    global _deadline
-    _deadline = time.perf_counter() + seconds
-
-
-def _check_budget() -> None:
-    if time.perf_counter() > _deadline:
-        raise BudgetExceeded("symbolic stage exceeded its time budget")
-
-
 class _BudgetedConverter(_Latex2Sympy):  # type: ignore[misc]
     """latex2sympy's converter whose parser checks the budget as it predicts.
 
@@ -111,7 +92,7 @@ class _BudgetedConverter(_Latex2Sympy):  # type: ignore[misc]
         closure = interp.closure
 
         def closure_within_budget(*args: Any) -> Any:
-            _check_budget()
+            budget.check()
             return closure(*args)
 
         interp.closure = closure_within_budget
@@ -187,7 +168,7 @@ def _check_text(latex: str) -> None:
 def to_sympy(latex: str) -> Any:
     """Parse normalised LaTeX; raises Refused, or ValueError when it does not parse."""
     _check_text(latex)
-    _check_budget()
+    budget.check()
     # The common forms are read without ANTLR (`fastparse`); the rest go to latex2sympy.
     expr = fastparse.parse(latex)
     if expr is None:
@@ -202,7 +183,7 @@ def to_sympy(latex: str) -> Any:
 def _antlr_parse(latex: str) -> Any:
     try:
         return _BudgetedConverter(config=_CONVERT).parse(normalize_latex(latex, _NORMALIZE))
-    except BudgetExceeded:
+    except budget.BudgetExceeded:
         _reset_parser_caches()
         raise
     except RecursionError as exc:
@@ -285,7 +266,7 @@ def _samples(a: Any, b: Any) -> Iterator[tuple[int, complex, complex]]:
     """The values of `a` and `b` at each fixed point where both evaluate."""
     symbols = a.free_symbols | b.free_symbols
     for i in range(len(SAMPLE_POINTS)):
-        _check_budget()
+        budget.check()
         subs = _point(symbols, i)
         va, vb = _num(a, subs), _num(b, subs)
         if va is not None and vb is not None:
@@ -363,7 +344,7 @@ def exprs_equal(a: Any, b: Any, rel_tol: float, numeric_tolerance: bool = False)
     if _expand_is_cheap(diff) and sympy.expand(diff) == 0:
         return True
     if sympy.count_ops(diff) <= MAX_SIMPLIFY_OPS:
-        _check_budget()
+        budget.check()
         return bool(sympy.simplify(diff) == 0)
     return False
 

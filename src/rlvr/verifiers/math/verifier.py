@@ -43,7 +43,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.verifiers.base import GradeInput, Outcome, Signal, Verdict
-from rlvr.verifiers.math import choices, compare, fallbacks, symbolic
+from rlvr.verifiers.math import budget, choices, compare, fallbacks, symbolic
 from rlvr.verifiers.math.compare import Decision, View, decide_cached, view
 from rlvr.verifiers.math.extract import Extracted, Mode, answer_region, extract_answer, extract_gold
 from rlvr.verifiers.math.normalize import normalize
@@ -91,7 +91,7 @@ class MathParams(BaseModel):
         DEFAULT_SYMBOLIC_BUDGET_S,
         gt=0.0,
         le=60.0,
-        description="Wall-clock budget of the symbolic stage per item; when spent the verdict is `timeout`.",
+        description="CPU seconds the symbolic stage may use per item; when spent the verdict is `timeout`.",
     )
 
 
@@ -177,10 +177,10 @@ def _offers_several(found: Extracted, gold: PreparedGold, params: MathParams) ->
         return False
     if len(offered) > MAX_CANDIDATES:
         return True
-    symbolic.set_budget(0.0)
+    budget.set_budget(0.0)
     try:
         return any(not _same_value(offered[-1], other, params) for other in offered[:-1])
-    except (*compare.SYMPY_FAILURES, symbolic.BudgetExceeded, RecursionError):
+    except (*compare.SYMPY_FAILURES, budget.BudgetExceeded, RecursionError):
         return False
 
 
@@ -224,12 +224,12 @@ class MathVerifier:
         return prepare_gold(_gold_text(ground_truth))
 
     def verify(self, item: GradeInput, params: MathParams, ground_truth: Any) -> Outcome:
-        symbolic.set_budget(params.symbolic_budget_s)
+        budget.set_budget(params.symbolic_budget_s)
         try:
             return self._verify(item, params, ground_truth)
         except compare.SYMPY_FAILURES as exc:
             return Outcome(0.0, Verdict.INCORRECT, f"the answer cannot be compared ({type(exc).__name__})", {})
-        except symbolic.BudgetExceeded:
+        except budget.BudgetExceeded:
             return Outcome(
                 0.0,
                 Verdict.TIMEOUT,
@@ -237,7 +237,7 @@ class MathVerifier:
                 {"stage": "symbolic", "budget_s": params.symbolic_budget_s},
             )
         finally:
-            symbolic.set_budget(math.inf)
+            budget.set_budget(math.inf)
 
     def _verify(self, item: GradeInput, params: MathParams, ground_truth: Any) -> Outcome:
         gold = ground_truth if isinstance(ground_truth, PreparedGold) else self.prepare(params, ground_truth)
