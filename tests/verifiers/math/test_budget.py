@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -54,6 +55,50 @@ def test_a_full_collection_of_a_large_heap_is_not_charged() -> None:
     gc.collect()
     assert time.thread_time() - started > 0.01  # the collection alone is past the budget
     budget.check()
+    del heap
+
+
+def test_a_stall_inside_a_full_collection_is_charged_only_its_cpu() -> None:
+    """Only what a collection costs is taken off: a wait inside one (a busy machine,
+    here another callback that sleeps) is not credit for the item to spend."""
+
+    def stall(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            time.sleep(0.05)
+
+    gc.callbacks.append(stall)
+    try:
+        budget.set_budget(0.05)
+        budget.check()
+        with pytest.raises(budget.BudgetExceeded):
+            for _ in range(20):  # 0.2 s of the item's own CPU
+                gc.collect()
+                spin(0.01)
+                budget.check()
+    finally:
+        gc.callbacks.remove(stall)
+
+
+def test_another_threads_full_collections_are_not_credited() -> None:
+    heap = [[i] for i in range(200_000)]
+    stop = threading.Event()
+
+    def collect() -> None:
+        while not stop.is_set():
+            gc.collect()
+
+    other = threading.Thread(target=collect, daemon=True)
+    budget.set_budget(0.05)
+    budget.check()
+    other.start()
+    try:
+        with pytest.raises(budget.BudgetExceeded):
+            for _ in range(40):  # 0.2 s of the item's own CPU
+                spin(0.005)
+                budget.check()
+    finally:
+        stop.set()
+        other.join()
     del heap
 
 

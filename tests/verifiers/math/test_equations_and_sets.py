@@ -188,6 +188,30 @@ def test_matrices_as_written_or_as_an_expression(gold: str, response: str, expec
 @pytest.mark.parametrize(
     ("gold", "response", "expected"),
     [
+        ("0", r"$\sin^{2}(x)+\cos^{2}(x)-1$", 1.0),
+        ("0", r"$(x+1)^2-x^2-2x-1$", 1.0),
+        ("0", r"$\frac{x^2-1}{x-1}-x-1$", 1.0),
+        ("0", r"$\cos(2x)-\cos^2 x+\sin^2 x$", 1.0),
+        ("0", r"$\tan x \cos x - \sin x$", 1.0),
+        ("0", r"$(a+b)^2-a^2-2ab-b^2$", 1.0),
+        ("0.0", r"$\sin^{2}(x)+\cos^{2}(x)-1$", 1.0),
+        (r"$\sin^{2}(x)+\cos^{2}(x)-1$", "$0$", 1.0),
+        ("1", r"$\sin^{2}(x)+\cos^{2}(x)$", 1.0),
+        ("0", r"$x$", 0.0),
+        ("0", r"$\sin(\pi x)$", 0.0),
+        ("0", r"$x^2-x\cdot x+1$", 0.0),
+        ("0", r"$10^{-30} x$", 0.0),
+    ],
+)
+def test_an_identity_equal_to_zero_matches_a_zero_gold(gold: str, response: str, expected: float) -> None:
+    """Evaluated at 30 digits, an identity is 1e-31 rather than 0, and 0 is close to
+    nothing relatively: the sampled comparison allows the evaluation's own noise."""
+    assert score(gold, response) == expected
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected"),
+    [
         ("3", "... Final Answer: Jane started growing Sphere 3 hours ago. I hope it is correct.", 1.0),
         ("8", "Final Answer: the train needs 8 more minutes.", 1.0),
         ("12", "Therefore, there are 12 distinct sequences that meet the three given conditions.", 1.0),

@@ -170,11 +170,12 @@ DOS_SCRIPT = textwrap.dedent(
     ]
     worst = 0.0
     for r in inputs:
-        t = time.perf_counter()
+        t = time.process_time()
         out = v.verify(GradeInput("", r), p, v.prepare(p, "3"))
-        worst = max(worst, time.perf_counter() - t)
+        worst = max(worst, time.process_time() - t)
         assert out.verdict.value in ("incorrect", "no_answer", "timeout"), (r[:40], out)
-    assert worst < 1.9, worst  # inside the 2 s deadline without the dispatcher's kill
+    # Inside the dispatcher's deadline of 2 s of CPU, so it never has to kill.
+    assert worst < 1.9, worst
     print("ok", worst)
     """
 )

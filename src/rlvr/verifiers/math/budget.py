@@ -5,8 +5,8 @@ busy machine, or a full collection of a large heap, can stall a cheap comparison
 it, and a correct answer is then graded `timeout` (reward 0). So the wall clock is only
 the fast path: `check` reads it (tens of nanoseconds, called inside ANTLR's prediction
 loop), and when it passes the deadline the thread's CPU time decides (half a
-microsecond, read only then). CPU spent in full (generation 2) collections is not
-charged either: it grows with the heap the process already holds (a trainer's, a test
+microsecond, read only then). The CPU the grading thread spends in full
+(generation 2) collections is not charged either: it grows with the heap the process already holds (a trainer's, a test
 session's), not with the item. An item's own allocations can trigger them, but only
 each time the heap has grown by a quarter, so what it escapes that way is a small
 multiple of the allocating it is charged for.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import math
+import threading
 import time
 from typing import Any
 
@@ -35,6 +36,8 @@ _seconds = math.inf
 # of an item starts its clocks, +inf when there is no budget.
 _deadline = math.inf
 _cpu_start = 0.0
+# The thread grading the item: only its collections are its CPU.
+_thread = 0
 _full_collection_started = 0.0
 _full_collections_s = 0.0
 
@@ -53,11 +56,11 @@ def check() -> None:
 
 
 def _charge() -> None:
-    global _deadline, _cpu_start
+    global _deadline, _cpu_start, _thread
     now = time.perf_counter()
     cpu = time.thread_time() - _full_collections_s
     if _deadline == -math.inf:
-        _cpu_start = cpu
+        _cpu_start, _thread = cpu, threading.get_ident()
     left = _seconds - (cpu - _cpu_start)
     if left <= 0:
         raise BudgetExceeded("symbolic stage exceeded its time budget")
@@ -67,12 +70,14 @@ def _charge() -> None:
 
 def _time_full_collections(phase: str, info: dict[str, Any]) -> None:
     global _full_collection_started, _full_collections_s
-    if info["generation"] != 2:
+    # CPU, not wall time: a collection stalled by a busy machine must not pay out
+    # more than it cost.
+    if info["generation"] != 2 or threading.get_ident() != _thread:
         return
     if phase == "start":
-        _full_collection_started = time.perf_counter()
+        _full_collection_started = time.thread_time()
     else:
-        _full_collections_s += time.perf_counter() - _full_collection_started
+        _full_collections_s += time.thread_time() - _full_collection_started
 
 
 gc.callbacks.append(_time_full_collections)

@@ -54,6 +54,8 @@ EXACT_TOL = 1e-20
 # Below this, an exact closed form evaluated at PRECISION digits is zero.
 ZERO_FLOOR = 1e-25
 SAMPLE_TOL = 1e-9
+# How much smaller rounding gets at twice PRECISION's digits, at the least.
+ROUNDING_SHRINK = 1e-15
 # Two exact expressions that agree this closely at every sample point are one
 # identity: each side is evaluated to PRECISION digits, so rounding stays near 1e-28,
 # and `x + 10^{-16}` is not `x`.
@@ -237,9 +239,9 @@ def _has_float(expr: Any) -> bool:
     return bool(getattr(expr, "atoms", lambda *_: set())(sympy.Float))
 
 
-def _num(expr: Any, subs: dict[Any, float] | None = None) -> complex | None:
+def _num(expr: Any, subs: dict[Any, float] | None = None, digits: int = PRECISION) -> complex | None:
     try:
-        value = sympy.N(expr, PRECISION, subs=subs) if subs else sympy.N(expr, PRECISION)
+        value = sympy.N(expr, digits, subs=subs) if subs else sympy.N(expr, digits)
         out = complex(value)
     except (TypeError, ValueError, ZeroDivisionError, OverflowError, AttributeError):
         return None
@@ -285,7 +287,7 @@ def _sampled_equal(a: Any, b: Any, tol: float) -> bool | None:
     is not `x`), and one more evaluation is all it costs."""
     agree = 0
     for i, va, vb in _samples(a, b):
-        if not _close(va, vb, max(tol, SAMPLE_TOL)):
+        if not _close(va, vb, max(tol, SAMPLE_TOL)) and not _zero_and_noise(a, b, va, vb, i):
             return False
         if agree == 0 and tol < SAMPLE_TOL:
             d = _num(a - b, _point(a.free_symbols | b.free_symbols, i))
@@ -293,6 +295,17 @@ def _sampled_equal(a: Any, b: Any, tol: float) -> bool | None:
                 return False
         agree += 1
     return True if agree >= 3 else None
+
+
+def _zero_and_noise(a: Any, b: Any, va: complex, vb: complex, i: int) -> bool:
+    """One side is exactly 0 and the other only the rounding of PRECISION digits (an
+    identity such as `\\sin^2 x + \\cos^2 x - 1` is 1e-31 there), which no relative
+    tolerance accepts. Twice the digits shrink rounding, never a value (`10^{-30} x`)."""
+    expr, value = (b, vb) if va == 0 else (a, va)
+    if not (va == 0 or vb == 0) or abs(value) > ZERO_FLOOR:
+        return False
+    finer = _num(expr, _point(a.free_symbols | b.free_symbols, i), 2 * PRECISION)
+    return finer is not None and abs(finer) <= abs(value) * ROUNDING_SHRINK
 
 
 def _exact_decimals(expr: Any) -> Any:

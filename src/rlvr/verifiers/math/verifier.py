@@ -198,7 +198,7 @@ class MathVerifier:
     name = "math"
     # Its versions, and what each changed: CHANGELOG.md. A new version keeps verdicts
     # cached under old rules from being served.
-    version = "2.4.0"
+    version = "2.4.1"
     description = (
         "Final answer (what the response states last, in the model's own turn under any chat or reasoning "
         "template: text after the thinking first; an unretracted, un-negated \\boxed{}, an <answer> tag, a "
